@@ -1,0 +1,330 @@
+import type {
+  ActivityEntry, Goal, Project, Agent, AgentWakeup, ApiKeyRecord, Comment, Interaction, InteractionStatus, Issue,
+  IssueDocument, IssuePriority, IssueRef, IssueStatus, IssueSummary, Job, OutboxEntry, Squad,
+} from '../records.js'
+
+/**
+ * Storage: everything slaw persists, behind narrow repositories.
+ *
+ * Services hold the domain rules; a storage implementation holds only the SQL (or whatever it
+ * speaks) and the atomic primitives services rely on:
+ * - `transaction(fn)`: every repository call made through the session `fn` receives commits or
+ *   rolls back together. One request is one transaction.
+ * - `issues.checkout(...)`: a conditional update that is the final guard against double owners.
+ * - `UniqueViolation`: unique constraints surface as this error with a stable constraint name.
+ * - `jobs.claim(...)`: hands a job to exactly one worker across every node sharing the store.
+ *
+ * Prove an implementation with `storageContract` from `@slaw/core/testing`.
+ */
+export interface Storage extends StorageSession {
+  /** A short name for logs, e.g. `postgres` or `pglite`. */
+  readonly name: string
+  /** Brings the schema up to date. Safe to call from several nodes at once. */
+  migrate(): Promise<void>
+  /**
+   * Runs `fn` in one transaction; a throw rolls everything back. A call made while a transaction is
+   * open in the same async context joins it, and so does every repository call made through the
+   * storage itself in that context (so a service never deadlocks a single-connection backend).
+   */
+  transaction<T>(fn: (tx: StorageSession) => Promise<T>): Promise<T>
+  /** A cheap round trip, for health checks. */
+  ping(): Promise<void>
+  /** Closes what the storage opened itself; a client passed in by the caller stays open. */
+  close(): Promise<void>
+}
+
+export interface StorageSession {
+  readonly squads: SquadRepository
+  readonly agents: AgentRepository
+  readonly keys: KeyRepository
+  readonly issues: IssueRepository
+  readonly comments: CommentRepository
+  readonly documents: DocumentRepository
+  readonly interactions: InteractionRepository
+  readonly activity: ActivityRepository
+  readonly outbox: OutboxRepository
+  readonly jobs: JobRepository
+  readonly wakeups: WakeupRepository
+  readonly projects: ProjectRepository
+  readonly goals: GoalRepository
+}
+
+/** Thrown by any write that breaks a unique constraint; `constraint` is one of `UniqueConstraint`. */
+export class UniqueViolation extends Error {
+  constructor(readonly constraint: UniqueConstraint | string) {
+    super(`unique constraint violated: ${constraint}`)
+    this.name = 'UniqueViolation'
+  }
+}
+export type UniqueConstraint = 'squads_slug' | 'squads_issue_prefix' | 'agents_squad_name' | 'issues_squad_number' | 'issue_documents_issue_key' | 'issues_identifier'
+
+export interface Page {
+  limit: number
+  offset?: number
+}
+
+export interface NewSquad {
+  id: string
+  name: string
+  slug: string
+  issuePrefix: string
+}
+export interface SquadPatch {
+  name?: string
+  status?: Squad['status']
+  budgetMonthlyCents?: number | null
+  budgetHardStop?: boolean
+}
+export interface SquadRepository {
+  insert(squad: NewSquad): Promise<Squad>
+  get(id: string): Promise<Squad | undefined>
+  list(filter?: { ids?: string[] }): Promise<Squad[]>
+  /** Prefixes already taken, among the candidates given. */
+  takenPrefixes(candidates: string[]): Promise<string[]>
+  update(id: string, patch: SquadPatch): Promise<Squad | undefined>
+  /** Deletes the squad and everything it owns. */
+  delete(id: string): Promise<boolean>
+  /** Atomically reserves the squad's next issue number (1, 2, …). */
+  nextIssueNumber(id: string): Promise<number>
+}
+
+export interface NewAgent {
+  id: string
+  squadId: string
+  name: string
+  role: string
+  title: string | null
+  adapterType: string
+  reportsToAgentId: string | null
+  prompt: string | null
+  desiredSkills: string[]
+}
+export interface AgentPatch {
+  name?: string
+  title?: string | null
+  prompt?: string | null
+  status?: Agent['status']
+  pauseReason?: string | null
+  permissions?: Record<string, unknown>
+  instructionsPath?: string | null
+  runtimeState?: Record<string, unknown>
+  reportsToAgentId?: string | null
+  budgetMonthlyCents?: number | null
+}
+export interface AgentRepository {
+  insert(agent: NewAgent): Promise<Agent>
+  get(id: string): Promise<Agent | undefined>
+  list(squadId: string): Promise<Agent[]>
+  update(id: string, patch: AgentPatch): Promise<Agent | undefined>
+  /** Sets every non-terminated agent of the squad to `status` (squad archive pauses them). */
+  setStatusForSquad(squadId: string, status: Agent['status'], pauseReason: string | null): Promise<number>
+  delete(id: string): Promise<boolean>
+  /** The managers above the agent, nearest first. */
+  chainOfCommand(id: string): Promise<Array<Pick<Agent, 'id' | 'name' | 'role'>>>
+}
+
+export interface NewApiKey {
+  id: string
+  kind: ApiKeyRecord['kind']
+  name: string
+  agentId: string | null
+  squadId: string | null
+  tokenHash: string
+  expiresAt: Date | null
+}
+export interface KeyRepository {
+  insert(key: NewApiKey): Promise<ApiKeyRecord>
+  findByHash(tokenHash: string): Promise<ApiKeyRecord | undefined>
+  listForAgent(agentId: string): Promise<ApiKeyRecord[]>
+  listOperatorKeys(): Promise<ApiKeyRecord[]>
+  countOperatorKeys(): Promise<number>
+  revoke(id: string): Promise<boolean>
+}
+
+export interface NewIssue {
+  id: string
+  squadId: string
+  number: number
+  identifier: string
+  title: string
+  description: string | null
+  status: IssueStatus
+  priority: IssuePriority
+  assigneeAgentId: string | null
+  assigneeUserId: string | null
+  parentId: string | null
+  goalId: string | null
+  projectId: string | null
+  billingCode: string | null
+}
+export interface IssuePatch {
+  title?: string
+  description?: string | null
+  status?: IssueStatus
+  priority?: IssuePriority
+  assigneeAgentId?: string | null
+  assigneeUserId?: string | null
+  checkoutAgentId?: string | null
+  parentId?: string | null
+  goalId?: string | null
+  projectId?: string | null
+  billingCode?: string | null
+}
+export interface IssueFilter extends Page {
+  squadId: string
+  statuses?: IssueStatus[]
+  assigneeAgentId?: string
+  projectId?: string
+  /** Full-text query over title, identifier, description and comments. */
+  q?: string
+}
+export interface CheckoutRequest {
+  id: string
+  agentId: string
+  /** The update applies only while the status is one of these. */
+  allowedStatuses: IssueStatus[]
+}
+export interface IssueRepository {
+  insert(issue: NewIssue): Promise<Issue>
+  get(id: string): Promise<Issue | undefined>
+  getByIdentifier(identifier: string): Promise<Issue | undefined>
+  list(filter: IssueFilter): Promise<IssueSummary[]>
+  /** Issues assigned to or checked out by the agent, most urgent first. */
+  inbox(agentId: string, statuses: IssueStatus[], limit: number): Promise<IssueSummary[]>
+  update(id: string, patch: IssuePatch): Promise<Issue | undefined>
+  /**
+   * Sets status `in_progress`, assignee and checkout owner to `agentId`, only while nobody else owns
+   * the issue and its status is allowed. Returns undefined when the condition no longer holds.
+   */
+  checkout(req: CheckoutRequest): Promise<Issue | undefined>
+  /** Clears the checkout owner (status unchanged); with `agentId`, only if that agent holds it. */
+  release(id: string, agentId: string | null): Promise<Issue | undefined>
+  delete(id: string): Promise<boolean>
+  /** Clears assignee and checkout owner wherever the agent holds them. */
+  unassignAgent(agentId: string): Promise<number>
+  setBlockers(issueId: string, blockedByIssueIds: string[]): Promise<void>
+  blockedBy(issueId: string): Promise<IssueRef[]>
+  blocks(issueId: string): Promise<IssueRef[]>
+  /** Parent, grandparent, … nearest first. */
+  ancestors(issueId: string): Promise<IssueRef[]>
+  /** Of the ids given, the ones that are issues of the squad. */
+  existingIds(squadId: string, ids: string[]): Promise<string[]>
+  /** Recomputes the search document from title, identifier, description and every comment. */
+  refreshSearch(issueId: string): Promise<void>
+}
+
+export interface NewComment {
+  id: string
+  issueId: string
+  squadId: string
+  body: string
+  authorType: Comment['authorType']
+  authorId: string
+}
+export interface CommentRepository {
+  /** Inserts and folds the body into the issue's search document. */
+  insert(comment: NewComment): Promise<Comment>
+  get(issueId: string, commentId: string): Promise<Comment | undefined>
+  list(issueId: string, opts: { after?: Comment; order: 'asc' | 'desc'; limit: number }): Promise<Comment[]>
+  cursor(issueId: string): Promise<{ totalComments: number; latestCommentId: string | null; latestCommentAt: Date | null }>
+}
+
+export interface DocumentWrite {
+  issueId: string
+  key: string
+  title: string
+  format: 'markdown'
+  body: string
+  /** The revision the writer saw; null when creating. */
+  baseRevisionId: string | null
+  newRevisionId: string
+  id: string
+}
+export interface DocumentRepository {
+  list(issueId: string): Promise<IssueDocument[]>
+  get(issueId: string, key: string): Promise<IssueDocument | undefined>
+  /** Writes only when the stored revision equals `baseRevisionId` (or nothing is stored and it is null). */
+  put(doc: DocumentWrite): Promise<IssueDocument | undefined>
+  delete(issueId: string, key: string): Promise<boolean>
+}
+
+export interface NewInteraction {
+  id: string
+  issueId: string
+  squadId: string
+  kind: Interaction['kind']
+  payload: Record<string, unknown>
+  continuationPolicy: Interaction['continuationPolicy']
+  idempotencyKey: string | null
+  createdByType: Interaction['createdByType']
+  createdById: string
+}
+export interface InteractionRepository {
+  /** Idempotent on (issueId, idempotencyKey): a repeat returns the stored interaction with `created: false`. */
+  insert(interaction: NewInteraction): Promise<{ interaction: Interaction; created: boolean }>
+  get(issueId: string, id: string): Promise<Interaction | undefined>
+  list(issueId: string): Promise<Interaction[]>
+  /** Moves a pending interaction to `status`; undefined when it is no longer pending. */
+  resolve(id: string, status: Exclude<InteractionStatus, 'pending'>, response: Record<string, unknown> | null): Promise<Interaction | undefined>
+}
+
+export type NewActivity = Omit<ActivityEntry, 'createdAt'>
+export interface ActivityFilter {
+  squadId: string
+  agentId?: string
+  entityType?: string
+  entityId?: string
+  limit: number
+}
+export interface ActivityRepository {
+  insert(entry: NewActivity): Promise<ActivityEntry>
+  list(filter: ActivityFilter): Promise<ActivityEntry[]>
+}
+
+export type NewOutboxEntry = Omit<OutboxEntry, 'seq' | 'createdAt'>
+export interface OutboxRepository {
+  append(entries: NewOutboxEntry[]): Promise<void>
+  /** Entries with `seq` greater than `afterSeq` (a decimal string; '0' for all), in order. */
+  readAfter(afterSeq: string, limit: number): Promise<OutboxEntry[]>
+  /** How many entries have `seq` greater than `afterSeq`. */
+  countAfter(afterSeq: string): Promise<number>
+}
+
+export interface NewJob {
+  id: string
+  kind: string
+  squadId: string | null
+  payload: Record<string, unknown>
+  runAt?: Date
+}
+export interface JobRepository {
+  enqueue(job: NewJob): Promise<Job>
+  get(id: string): Promise<Job | undefined>
+  /**
+   * Claims up to `limit` due jobs of the given kinds for `workerId` for `leaseMs`. A job is handed to
+   * one worker only, across every node; a lease that runs out makes the job claimable again.
+   */
+  claim(kinds: string[], workerId: string, leaseMs: number, limit: number): Promise<Job[]>
+  complete(id: string, workerId: string, result: Record<string, unknown> | null): Promise<boolean>
+  fail(id: string, workerId: string, error: string): Promise<boolean>
+}
+
+export interface NewWakeup {
+  id: string
+  squadId: string
+  agentId: string
+  issueId: string | null
+  reason: string
+}
+export interface WakeupRepository {
+  enqueue(wakeup: NewWakeup): Promise<AgentWakeup>
+  listQueued(agentId: string): Promise<AgentWakeup[]>
+}
+
+export interface GoalRepository {
+  get(id: string): Promise<Goal | undefined>
+}
+
+export interface ProjectRepository {
+  get(id: string): Promise<Project | undefined>
+}

@@ -1,0 +1,167 @@
+import type { FastifyInstance } from 'fastify'
+import pino, { type Logger as PinoLogger, type LoggerOptions } from 'pino'
+import type { AgentAdapter } from './contracts/agent-adapter.js'
+import type { LockProvider } from './contracts/lock-provider.js'
+import type { SecretProvider } from './contracts/secret-provider.js'
+import type { Storage } from './contracts/storage.js'
+import type { TowerClient } from './contracts/tower-client.js'
+import { buildApp } from './http/app.js'
+import { memoryLocks } from './locks/memory-locks.js'
+import type { ServiceContext } from './services/context.js'
+import { createServices, type Services } from './services/index.js'
+import { JobRunner, type JobRunnerOptions } from './services/jobs.js'
+import { slawVersion } from './version.js'
+
+export interface InstanceOptions {
+  /** Where everything lives. `pgStorage()` / `pgliteStorage()` from `@slaw/storage-pg`. */
+  storage: Storage
+  /** Serialises checkouts; default in-process locks (one node). `redisLocks()` for several nodes. */
+  locks?: LockProvider
+  /** Extra secret providers; `local_encrypted` is always there. */
+  secretProviders?: SecretProvider[]
+  /** Agent adapters; an agent's `adapterType` must name one of them. */
+  adapters?: AgentAdapter[]
+  /** Reports to a control tower when given. */
+  tower?: TowerClient
+  /** `true` for pino JSON logs at info, `false` for none, pino options, or your own pino logger. */
+  logger?: boolean | LoggerOptions | PinoLogger
+  /** Bootstrap Operator token (SVC_OPERATOR_KEY). Without it, the first start creates one. */
+  operatorKey?: string
+  /** Told the created bootstrap token once, when one was created. Default: logged at warn. */
+  onOperatorKeyCreated?: (token: string) => void
+  /** Largest accepted request body in bytes; larger answers 413. Default 1 MiB. */
+  bodyLimit?: number
+  /** Run migrations at start. Default true. */
+  migrate?: boolean
+  /** Background job runner settings, or false to run no jobs on this node. */
+  jobs?: JobRunnerOptions | false
+}
+
+export interface ListenOptions {
+  port?: number
+  host?: string
+}
+
+export interface SlawInstance {
+  /** The fastify app: `inject()` in tests, or register your own routes before `listen()`. */
+  readonly app: FastifyInstance
+  readonly services: Services
+  readonly storage: Storage
+  readonly locks: LockProvider
+  readonly jobs: JobRunner
+  readonly log: PinoLogger
+  /** `starting` until the app is ready, `draining` once `close()` began. */
+  readonly state: 'starting' | 'ready' | 'draining'
+  /** The Operator token created on this start (first start without SVC_OPERATOR_KEY), else undefined. */
+  readonly createdOperatorKey: string | undefined
+  ready(): Promise<void>
+  /** Starts listening; resolves to the address. */
+  listen(options?: ListenOptions): Promise<string>
+  /** Stops taking requests, finishes in-flight ones, then closes plugins in reverse order. */
+  close(): Promise<void>
+}
+
+/** Log lines never carry a token, a secret value or an issue body. */
+const redactPaths = [
+  'req.headers.authorization',
+  'req.headers["x-enrollment-secret"]',
+  '*.token',
+  '*.apiKey',
+  '*.value',
+  '*.password',
+  '*.secret',
+  '*.description',
+  '*.body',
+]
+
+function makeLogger(opt: InstanceOptions['logger']): PinoLogger {
+  if (opt && typeof opt === 'object' && 'child' in opt && typeof opt.child === 'function') return opt as PinoLogger
+  if (opt === false || opt === undefined) return pino({ enabled: false })
+  const base: LoggerOptions = opt === true ? {} : (opt as LoggerOptions)
+  return pino({ level: 'info', ...base, redact: { paths: [...redactPaths, ...((base.redact as { paths?: string[] } | undefined)?.paths ?? [])], censor: '[REDACTED]' } })
+}
+
+/**
+ * Assembles an instance: validates options, fills empty slots with built-ins, initialises plugins
+ * in order (storage, locks, adapters, tower) and closes them in reverse.
+ */
+export async function createInstance(options: InstanceOptions): Promise<SlawInstance> {
+  if (!options || !options.storage) throw new TypeError('createInstance: options.storage is required (pgStorage() or pgliteStorage() from @slaw/storage-pg)')
+  const { storage } = options
+  const locks = options.locks ?? memoryLocks()
+  const log = makeLogger(options.logger)
+  const adapters = new Map<string, AgentAdapter>()
+  for (const a of options.adapters ?? []) {
+    if (adapters.has(a.type)) throw new TypeError(`createInstance: two adapters claim type "${a.type}"`)
+    adapters.set(a.type, a)
+  }
+
+  let state: SlawInstance['state'] = 'starting'
+  let jobs!: JobRunner
+  let services!: Services
+  const ctx: ServiceContext = {
+    storage,
+    locks,
+    log,
+    adapters,
+    kickJobs: () => jobs.kick(),
+    now: () => new Date(),
+    principalsChanged: () => services.auth.invalidate(),
+  }
+  jobs = new JobRunner(ctx, options.jobs || {})
+  services = createServices(ctx)
+
+  if (options.migrate !== false) await storage.migrate()
+  const { createdToken } = await services.auth.bootstrapOperatorKey(options.operatorKey)
+  if (createdToken) {
+    if (options.onOperatorKeyCreated) options.onOperatorKeyCreated(createdToken)
+    else log.warn('An Operator key was created for this new instance; it is shown once by `slaw start`. Pass onOperatorKeyCreated to receive it.')
+  }
+
+  const app = await buildApp({
+    services,
+    logger: log,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    state: () => state,
+    ...(options.tower ? { tower: options.tower } : {}),
+    version: slawVersion,
+  })
+  app.addHook('onReady', async () => {
+    if (options.jobs !== false) jobs.start()
+    if (options.tower) await options.tower.start({ storage, log, slawVersion })
+    state = 'ready'
+  })
+
+  let closing: Promise<void> | undefined
+  const instance: SlawInstance = {
+    app,
+    services,
+    storage,
+    locks,
+    jobs,
+    log,
+    get state() {
+      return state
+    },
+    createdOperatorKey: createdToken,
+    ready: async () => {
+      await app.ready()
+    },
+    async listen(listenOptions = {}) {
+      return app.listen({ port: listenOptions.port ?? 3100, host: listenOptions.host ?? '127.0.0.1' })
+    },
+    close() {
+      closing ??= (async () => {
+        state = 'draining'
+        await app.close()
+        await jobs.stop()
+        if (options.tower) await options.tower.close().catch((err) => log.warn({ err }, 'tower client close failed'))
+        for (const a of [...adapters.values()].reverse()) await a.close?.().catch((err) => log.warn({ err }, 'adapter close failed'))
+        await locks.close().catch((err) => log.warn({ err }, 'lock provider close failed'))
+        await storage.close()
+      })()
+      return closing
+    },
+  }
+  return instance
+}

@@ -1,0 +1,66 @@
+/**
+ * Every error slaw answers with comes from this registry: an HTTP status, a snake_case code
+ * (the codes of DECISIONS.md) and a default message. `docs/errors.md` lists the same entries,
+ * and a test keeps the two in step.
+ */
+export const errorCodes = {
+  unauthorized: { status: 401, message: 'Missing or invalid bearer token.' },
+  forbidden: { status: 403, message: 'This key may not do that.' },
+  instance_not_enrolled: { status: 403, message: 'This instance is not enrolled with its control tower yet.' },
+  not_found: { status: 404, message: 'Not found.' },
+  invalid_payload: { status: 400, message: 'The request is not valid.' },
+  sensitive_config_rejected: { status: 400, message: 'Provider configuration may not hold sensitive values.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, message: 'Send JSON with Content-Type: application/json.' },
+  invalid_state: { status: 422, message: 'That action is not valid in the current state.' },
+  rate_limited: { status: 429, message: 'Too many requests; back off and retry.' },
+  issue_checked_out: { status: 409, message: 'The issue is checked out by another agent; pick other work.' },
+  project_paused: { status: 409, message: 'The issue belongs to a paused project.' },
+  budget_exhausted: { status: 409, message: 'The budget is exhausted.' },
+  tower_limit_reached: { status: 409, message: 'The fleet limit set by the control tower is reached.' },
+  slug_taken: { status: 409, message: 'That slug is already used by another squad.' },
+  agent_name_taken: { status: 409, message: 'That agent name is already used in this squad.' },
+  squad_archived: { status: 409, message: 'The squad is archived; its issues are read-only.' },
+  revision_conflict: { status: 409, message: 'The resource changed since the given revision.' },
+  skills_managed_by_tower: { status: 409, message: 'Skills are managed by the control tower while enrolled.' },
+  agent_not_active: { status: 409, message: 'The agent is not active.' },
+  conflict: { status: 409, message: 'The request conflicts with existing data.' },
+  lock_unavailable: { status: 503, message: 'The lock service is unavailable; retry shortly.' },
+  service_unavailable: { status: 503, message: 'The service is starting or draining; retry shortly.' },
+  internal_error: { status: 500, message: 'Internal error.' },
+} as const satisfies Record<string, { status: number; message: string }>
+
+export type ErrorCode = keyof typeof errorCodes
+
+export interface ErrorDetail {
+  path: string
+  message: string
+}
+
+/** The one error type services throw; the HTTP layer turns it into `{error, code, details?}`. */
+export class SlawError extends Error {
+  readonly code: ErrorCode
+  readonly statusCode: number
+  readonly details: ErrorDetail[] | undefined
+
+  constructor(code: ErrorCode, message?: string, details?: ErrorDetail[]) {
+    super(message ?? errorCodes[code].message)
+    this.name = 'SlawError'
+    this.code = code
+    this.statusCode = errorCodes[code].status
+    this.details = details
+  }
+
+  toJSON(): { error: string; code: ErrorCode; details?: ErrorDetail[] } {
+    return this.details ? { error: this.message, code: this.code, details: this.details } : { error: this.message, code: this.code }
+  }
+}
+
+export function isSlawError(err: unknown): err is SlawError {
+  return err instanceof SlawError
+}
+
+export const notFound = (what = 'Resource'): SlawError => new SlawError('not_found', `${what} not found.`)
+export const forbidden = (message?: string): SlawError => new SlawError('forbidden', message)
+export const invalid = (path: string, message: string): SlawError =>
+  new SlawError('invalid_payload', message, [{ path, message }])

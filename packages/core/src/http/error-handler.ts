@@ -1,0 +1,47 @@
+import type { FastifyError, FastifyInstance } from 'fastify'
+import { LockUnavailableError } from '../contracts/lock-provider.js'
+import { SlawError, type ErrorDetail } from '../errors.js'
+
+interface AjvIssue {
+  instancePath?: string
+  message?: string
+  params?: { missingProperty?: string; additionalProperty?: string }
+}
+
+function detailsOf(validation: AjvIssue[], context: string | undefined): ErrorDetail[] {
+  return validation.map((v) => {
+    let path = v.instancePath ?? ''
+    if (v.params?.missingProperty) path += `/${v.params.missingProperty}`
+    if (v.params?.additionalProperty) path += `/${v.params.additionalProperty}`
+    const prefix = context && context !== 'body' ? `/${context}` : ''
+    const message = v.params?.additionalProperty ? 'is not a known field' : (v.message ?? 'is invalid')
+    return { path: `${prefix}${path}` || '/', message }
+  })
+}
+
+/** Maps every failure onto the error body of DECISIONS.md. 5xx bodies never carry internals. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError & { validation?: AjvIssue[]; validationContext?: string }, request, reply) => {
+    let out: SlawError
+    if (err instanceof SlawError) out = err
+    else if (err.validation) {
+      const details = detailsOf(err.validation, err.validationContext)
+      out = new SlawError('invalid_payload', `Invalid ${err.validationContext ?? 'request'}: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details)
+    } else if (err instanceof LockUnavailableError) out = new SlawError('lock_unavailable')
+    else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') out = new SlawError('payload_too_large')
+    else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') out = new SlawError('unsupported_media_type')
+    else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
+      out = new SlawError('invalid_payload', 'The body is not valid JSON.', [{ path: '/', message: 'malformed JSON' }])
+    } else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+      out = err.statusCode === 429 ? new SlawError('rate_limited') : new SlawError(err.statusCode === 404 ? 'not_found' : 'invalid_payload', err.message)
+    } else {
+      request.log.error({ err }, 'unhandled error')
+      out = new SlawError('internal_error')
+    }
+    if (out.statusCode >= 500 && !(err instanceof SlawError)) request.log.warn({ code: out.code, err }, 'request failed')
+    void reply.status(out.statusCode).send(out.toJSON())
+  })
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send(new SlawError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`).toJSON())
+  })
+}

@@ -1,0 +1,20 @@
+import type { Actor } from '../services/actor.js'
+import type { Services } from '../services/index.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller; set by the auth hook on every non-public route. */
+    actor: Actor
+  }
+  interface FastifyInstance {
+    /** The instance's domain services. */
+    slaw: { services: Services }
+  }
+  interface FastifyContextConfig {
+    /** Routes that need no bearer token (health, public webhooks). */
+    public?: boolean
+    /** Routes the tower gate lets through while the instance is not enrolled. */
+    ungated?: boolean
+  }
+}
+export {}

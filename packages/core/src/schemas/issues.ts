@@ -1,0 +1,202 @@
+import { Type } from '@sinclair/typebox'
+import { issuePriorities, issueStatuses, type Comment, type Interaction, type Issue, type IssueDocument, type IssueRef, type IssueSummary } from '../records.js'
+import type { IssueDetail } from '../services/issues.js'
+import { CommaList, Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
+
+export const IssueStatus = Type.Union(issueStatuses.map((s) => Type.Literal(s)))
+export const IssuePriority = Type.Union(issuePriorities.map((s) => Type.Literal(s)))
+
+export const IssueRefSchema = Type.Object({ id: Uuid, identifier: Type.String(), title: Type.String(), status: IssueStatus })
+
+const issueFields = {
+  id: Uuid,
+  squadId: Uuid,
+  identifier: Type.String(),
+  title: Type.String(),
+  description: Nullable(Type.String()),
+  status: IssueStatus,
+  priority: IssuePriority,
+  assigneeAgentId: Nullable(Uuid),
+  assigneeUserId: Nullable(Type.String()),
+  checkoutAgentId: Nullable(Uuid),
+  checkedOutAt: Nullable(Timestamp),
+  parentId: Nullable(Uuid),
+  goalId: Nullable(Uuid),
+  projectId: Nullable(Uuid),
+  billingCode: Nullable(Type.String()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+}
+export const IssueSchema = Type.Object(issueFields, { $id: 'Issue', title: 'Issue' })
+export const IssueDetailSchema = Type.Object(
+  {
+    ...issueFields,
+    blockedByIssueIds: Type.Array(Uuid),
+    blockedBy: Type.Array(IssueRefSchema),
+    blocks: Type.Array(IssueRefSchema),
+    ancestors: Type.Array(IssueRefSchema),
+  },
+  { $id: 'IssueDetail', title: 'IssueDetail' },
+)
+export const IssueSummarySchema = Type.Object({ id: Uuid, identifier: Type.String(), title: Type.String(), status: IssueStatus, priority: IssuePriority, assigneeAgentId: Nullable(Uuid) })
+export const InboxItem = Type.Object({ id: Uuid, identifier: Type.String(), title: Type.String(), status: IssueStatus, priority: IssuePriority })
+
+const statusPattern = issueStatuses.join('|')
+export const ListIssuesQuery = Type.Object({
+  status: Type.Optional(CommaList(statusPattern)),
+  assigneeAgentId: Type.Optional(Type.String({ maxLength: 64 })),
+  projectId: Type.Optional(Type.String({ maxLength: 64 })),
+  q: Type.Optional(Type.String({ maxLength: 500 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+})
+export const InboxQuery = Type.Object({
+  status: Type.Optional(CommaList(statusPattern)),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+})
+
+const BlockedBy = Type.Array(Uuid, { maxItems: 200 })
+export const CreateIssueBody = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 500 }),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 200_000 }))),
+    status: Type.Optional(IssueStatus),
+    priority: Type.Optional(IssuePriority),
+    assigneeAgentId: Type.Optional(Nullable(Uuid)),
+    parentId: Type.Optional(Nullable(Uuid)),
+    goalId: Type.Optional(Nullable(Uuid)),
+    projectId: Type.Optional(Nullable(Uuid)),
+    blockedByIssueIds: Type.Optional(BlockedBy),
+    billingCode: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+  },
+  { additionalProperties: false },
+)
+export const UpdateIssueBody = Type.Object(
+  {
+    status: Type.Optional(IssueStatus),
+    priority: Type.Optional(IssuePriority),
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 200_000 }))),
+    assigneeAgentId: Type.Optional(Nullable(Uuid)),
+    assigneeUserId: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+    blockedByIssueIds: Type.Optional(BlockedBy),
+    comment: Type.Optional(Type.String({ maxLength: 100_000 })),
+    projectId: Type.Optional(Nullable(Uuid)),
+    goalId: Type.Optional(Nullable(Uuid)),
+  },
+  { additionalProperties: false },
+)
+export const CheckoutBody = Type.Object(
+  { agentId: Uuid, expectedStatuses: Type.Optional(Type.Array(IssueStatus, { minItems: 1, maxItems: 7 })) },
+  { additionalProperties: false },
+)
+
+export const CommentSchema = Type.Object(
+  { id: Uuid, issueId: Uuid, body: Type.String(), authorType: Type.String(), authorId: Type.String(), createdAt: Timestamp },
+  { $id: 'Comment', title: 'Comment' },
+)
+export const CommentsQuery = Type.Object({
+  after: Type.Optional(Type.String({ maxLength: 64 })),
+  order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+})
+export const CreateCommentBody = Type.Object(
+  { body: Type.String({ minLength: 1, maxLength: 100_000 }), reopen: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+)
+export const CommentParams = Type.Object({ id: Type.String({ maxLength: 200 }), commentId: Type.String({ maxLength: 200 }) })
+
+export const DocumentSchema = Type.Object(
+  { id: Uuid, issueId: Uuid, key: Type.String(), title: Type.String(), format: Type.Literal('markdown'), body: Type.String(), revisionId: Uuid, createdAt: Timestamp, updatedAt: Timestamp },
+  { $id: 'IssueDocument', title: 'IssueDocument' },
+)
+export const DocumentParams = Type.Object({ id: Type.String({ maxLength: 200 }), key: Type.String({ maxLength: 200 }) })
+export const PutDocumentBody = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 500 }),
+    format: Type.Literal('markdown'),
+    body: Type.String({ maxLength: 1_000_000 }),
+    baseRevisionId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+  },
+  { additionalProperties: false },
+)
+
+const InteractionKind = Type.Union([Type.Literal('request_confirmation'), Type.Literal('suggest_tasks'), Type.Literal('ask_user_questions')])
+export const InteractionSchema = Type.Object(
+  {
+    id: Uuid,
+    issueId: Uuid,
+    kind: InteractionKind,
+    payload: Type.Record(Type.String(), Type.Unknown()),
+    continuationPolicy: Nullable(Type.Literal('wake_assignee')),
+    idempotencyKey: Nullable(Type.String()),
+    status: Type.Union(['pending', 'accepted', 'rejected', 'responded'].map((s) => Type.Literal(s))),
+    response: Nullable(Type.Record(Type.String(), Type.Unknown())),
+    createdByType: Type.String(),
+    createdById: Type.String(),
+    resolvedAt: Nullable(Timestamp),
+    createdAt: Timestamp,
+  },
+  { $id: 'Interaction', title: 'Interaction' },
+)
+export const CreateInteractionBody = Type.Object(
+  {
+    kind: InteractionKind,
+    payload: Type.Record(Type.String(), Type.Unknown(), { maxProperties: 50 }),
+    continuationPolicy: Type.Optional(Type.Literal('wake_assignee')),
+    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+)
+export const InteractionParams = Type.Object({ id: Type.String({ maxLength: 200 }), interactionId: Type.String({ maxLength: 200 }) })
+export const ResolveInteractionBody = Type.Object(
+  { note: Type.Optional(Type.String({ maxLength: 10_000 })), response: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 100 })) },
+  { additionalProperties: false },
+)
+
+export const CommentCursor = Type.Object({ totalComments: Type.Integer(), latestCommentId: Nullable(Uuid), latestCommentAt: Nullable(Timestamp) })
+
+export const presentIssue = (i: Issue) => ({
+  id: i.id,
+  squadId: i.squadId,
+  identifier: i.identifier,
+  title: i.title,
+  description: i.description,
+  status: i.status,
+  priority: i.priority,
+  assigneeAgentId: i.assigneeAgentId,
+  assigneeUserId: i.assigneeUserId,
+  checkoutAgentId: i.checkoutAgentId,
+  checkedOutAt: isoOrNull(i.checkedOutAt),
+  parentId: i.parentId,
+  goalId: i.goalId,
+  projectId: i.projectId,
+  billingCode: i.billingCode,
+  createdAt: iso(i.createdAt),
+  updatedAt: iso(i.updatedAt),
+})
+export const presentIssueDetail = (i: IssueDetail) => ({
+  ...presentIssue(i),
+  blockedByIssueIds: i.blockedByIssueIds,
+  blockedBy: i.blockedBy,
+  blocks: i.blocks,
+  ancestors: i.ancestors,
+})
+export const presentSummary = (i: IssueSummary) => i
+export const presentRef = (i: IssueRef) => i
+export const presentComment = (c: Comment) => ({ id: c.id, issueId: c.issueId, body: c.body, authorType: c.authorType, authorId: c.authorId, createdAt: iso(c.createdAt) })
+export const presentDocument = (d: IssueDocument) => ({ ...d, createdAt: iso(d.createdAt), updatedAt: iso(d.updatedAt) })
+export const presentInteraction = (x: Interaction) => ({
+  id: x.id,
+  issueId: x.issueId,
+  kind: x.kind,
+  payload: x.payload,
+  continuationPolicy: x.continuationPolicy,
+  idempotencyKey: x.idempotencyKey,
+  status: x.status,
+  response: x.response,
+  createdByType: x.createdByType,
+  createdById: x.createdById,
+  resolvedAt: isoOrNull(x.resolvedAt),
+  createdAt: iso(x.createdAt),
+})

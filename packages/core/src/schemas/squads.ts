@@ -1,0 +1,56 @@
+import { Type } from '@sinclair/typebox'
+import type { Squad } from '../records.js'
+import { Nullable, Timestamp, Uuid, iso } from './common.js'
+
+export const SquadSchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    slug: Type.String(),
+    status: Type.Union([Type.Literal('active'), Type.Literal('archived')]),
+    issuePrefix: Type.String(),
+    budgetMonthlyCents: Nullable(Type.Integer()),
+    budgetHardStop: Type.Boolean(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: 'Squad', title: 'Squad' },
+)
+
+export const SquadListItem = Type.Object({ id: Uuid, name: Type.String(), slug: Type.String(), status: Type.String(), createdAt: Timestamp })
+
+export const CreateSquadBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    slug: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+)
+
+export const UpdateSquadBody = Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }, { additionalProperties: false })
+
+const OrgNode = Type.Recursive(
+  (Self) =>
+    Type.Object({
+      id: Uuid,
+      name: Type.String(),
+      role: Type.String(),
+      title: Nullable(Type.String()),
+      status: Type.String(),
+      reports: Type.Array(Self),
+    }),
+  { $id: 'OrgNode' },
+)
+export const OrgChart = Type.Object({ squadId: Uuid, roots: Type.Array(OrgNode) })
+
+export const presentSquad = (s: Squad) => ({
+  id: s.id,
+  name: s.name,
+  slug: s.slug,
+  status: s.status,
+  issuePrefix: s.issuePrefix,
+  budgetMonthlyCents: s.budgetMonthlyCents,
+  budgetHardStop: s.budgetHardStop,
+  createdAt: iso(s.createdAt),
+  updatedAt: iso(s.updatedAt),
+})

@@ -1,0 +1,23 @@
+import type { LockProvider } from '../contracts/lock-provider.js'
+import type { Storage } from '../contracts/storage.js'
+import type { AgentAdapter } from '../contracts/agent-adapter.js'
+
+export interface Logger {
+  info(obj: object | string, msg?: string): void
+  warn(obj: object | string, msg?: string): void
+  error(obj: object | string, msg?: string): void
+  debug(obj: object | string, msg?: string): void
+}
+
+/** What every service is built from: the plugins and a few knobs. */
+export interface ServiceContext {
+  storage: Storage
+  locks: LockProvider
+  log: Logger
+  adapters: ReadonlyMap<string, AgentAdapter>
+  /** Called after a transaction commits that enqueued background work, so it starts at once. */
+  kickJobs(): void
+  now(): Date
+  /** Called after keys or agents change in ways that must end cached sessions on this node. */
+  principalsChanged(): void
+}

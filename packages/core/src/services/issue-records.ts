@@ -1,0 +1,239 @@
+import { SlawError, invalid, notFound } from '../errors.js'
+import type { Comment, Interaction, InteractionKind, IssueDocument } from '../records.js'
+import type { Actor } from './actor.js'
+import { isPrivileged } from './actor.js'
+import type { ServiceContext } from './context.js'
+import { isUuid, uuidv7 } from './ids.js'
+import { author, type IssueService } from './issues.js'
+import { outboxUpserts, recordActivity } from './recorder.js'
+
+const documentKeyPattern = /^[a-z0-9][a-z0-9._-]{0,63}$/
+
+/** Comments, documents and interactions: the records that hang off one issue. */
+export class IssueRecordService {
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly issues: IssueService,
+  ) {}
+
+  // Comments -------------------------------------------------------------------------------------
+
+  async listComments(actor: Actor, issueId: string, opts: { after?: string; order?: 'asc' | 'desc'; limit?: number }): Promise<Comment[]> {
+    const { storage } = this.ctx
+    const issue = await this.issues.visible(storage, actor, issueId)
+    let after: Comment | undefined
+    if (opts.after !== undefined) {
+      after = isUuid(opts.after) ? await storage.comments.get(issue.id, opts.after) : undefined
+      if (!after) throw invalid('/after', 'after must be the id of a comment on this issue')
+    }
+    return storage.comments.list(issue.id, { ...(after ? { after } : {}), order: opts.order ?? 'asc', limit: opts.limit ?? 100 })
+  }
+
+  async getComment(actor: Actor, issueId: string, commentId: string): Promise<Comment> {
+    const issue = await this.issues.visible(this.ctx.storage, actor, issueId)
+    const comment = isUuid(commentId) ? await this.ctx.storage.comments.get(issue.id, commentId) : undefined
+    if (!comment) throw notFound('Comment')
+    return comment
+  }
+
+  /**
+   * Any agent of the squad may comment (comments are how agents talk); `reopen` on a done or
+   * cancelled issue sets it back to `todo` and clears its checkout (DECISIONS.md).
+   */
+  async addComment(actor: Actor, issueId: string, input: { body: string; reopen?: boolean }): Promise<Comment> {
+    if (!input.body.trim()) throw invalid('/body', 'body must not be blank')
+    return this.ctx.storage.transaction(async (tx) => {
+      const { issue, squad } = await this.issues.writable(tx, actor, issueId, { anyAgentOfSquad: true })
+      const comment = await tx.comments.insert({ id: uuidv7(), issueId: issue.id, squadId: squad.id, body: input.body, ...author(actor) })
+      const reopened = input.reopen === true && (issue.status === 'done' || issue.status === 'cancelled')
+      if (reopened) {
+        const updated = (await tx.issues.update(issue.id, { status: 'todo', checkoutAgentId: null }))!
+        await tx.outbox.append([outboxUpserts.issue(updated)])
+      }
+      await recordActivity(tx, actor, {
+        squadId: squad.id,
+        action: 'issue.comment_added',
+        entityType: 'issue',
+        entityId: issue.id,
+        details: { identifier: issue.identifier, commentId: comment.id, ...(reopened ? { reopenedFrom: issue.status } : {}) },
+      })
+      return comment
+    })
+  }
+
+  // Documents ------------------------------------------------------------------------------------
+
+  async listDocuments(actor: Actor, issueId: string): Promise<IssueDocument[]> {
+    const issue = await this.issues.visible(this.ctx.storage, actor, issueId)
+    return this.ctx.storage.documents.list(issue.id)
+  }
+
+  async getDocument(actor: Actor, issueId: string, key: string): Promise<IssueDocument> {
+    const issue = await this.issues.visible(this.ctx.storage, actor, issueId)
+    const doc = documentKeyPattern.test(key) ? await this.ctx.storage.documents.get(issue.id, key) : undefined
+    if (!doc) throw notFound('Document')
+    return doc
+  }
+
+  /** Optimistic concurrency: the write names the revision it saw; a stale one answers 409 revision_conflict. */
+  async putDocument(
+    actor: Actor,
+    issueId: string,
+    key: string,
+    input: { title: string; format: 'markdown'; body: string; baseRevisionId?: string | null },
+  ): Promise<{ document: IssueDocument; created: boolean }> {
+    if (!documentKeyPattern.test(key)) throw invalid('/key', 'key must be 1-64 lowercase letters, digits, dots, dashes or underscores')
+    if (!input.title.trim()) throw invalid('/title', 'title must not be blank')
+    return this.ctx.storage.transaction(async (tx) => {
+      const { issue, squad } = await this.issues.writable(tx, actor, issueId)
+      const base = input.baseRevisionId ?? null
+      if (base !== null && !isUuid(base)) throw new SlawError('revision_conflict')
+      const existing = await tx.documents.get(issue.id, key)
+      const document = await tx.documents.put({
+        id: existing?.id ?? uuidv7(),
+        issueId: issue.id,
+        key,
+        title: input.title,
+        format: input.format,
+        body: input.body,
+        baseRevisionId: base,
+        newRevisionId: uuidv7(),
+      })
+      if (!document) throw new SlawError('revision_conflict', existing ? 'The document changed since baseRevisionId; reload and retry.' : 'The document does not exist; send baseRevisionId null to create it.')
+      await recordActivity(tx, actor, {
+        squadId: squad.id,
+        action: existing ? 'issue.document_updated' : 'issue.document_created',
+        entityType: 'issue',
+        entityId: issue.id,
+        details: { identifier: issue.identifier, key, revisionId: document.revisionId },
+      })
+      return { document, created: !existing }
+    })
+  }
+
+  async deleteDocument(actor: Actor, issueId: string, key: string): Promise<void> {
+    await this.ctx.storage.transaction(async (tx) => {
+      const { issue, squad } = await this.issues.writable(tx, actor, issueId)
+      if (!documentKeyPattern.test(key) || !(await tx.documents.delete(issue.id, key))) throw notFound('Document')
+      await recordActivity(tx, actor, { squadId: squad.id, action: 'issue.document_deleted', entityType: 'issue', entityId: issue.id, details: { identifier: issue.identifier, key } })
+    })
+  }
+
+  // Interactions ---------------------------------------------------------------------------------
+
+  async listInteractions(actor: Actor, issueId: string): Promise<Interaction[]> {
+    const issue = await this.issues.visible(this.ctx.storage, actor, issueId)
+    return this.ctx.storage.interactions.list(issue.id)
+  }
+
+  async createInteraction(
+    actor: Actor,
+    issueId: string,
+    input: { kind: InteractionKind; payload: Record<string, unknown>; continuationPolicy?: 'wake_assignee'; idempotencyKey?: string },
+  ): Promise<{ interaction: Interaction; created: boolean }> {
+    validateInteractionPayload(input.kind, input.payload)
+    return this.ctx.storage.transaction(async (tx) => {
+      const { issue, squad } = await this.issues.writable(tx, actor, issueId)
+      const who = author(actor)
+      const result = await tx.interactions.insert({
+        id: uuidv7(),
+        issueId: issue.id,
+        squadId: squad.id,
+        kind: input.kind,
+        payload: input.payload,
+        continuationPolicy: input.continuationPolicy ?? null,
+        idempotencyKey: input.idempotencyKey ?? null,
+        createdByType: who.authorType,
+        createdById: who.authorId,
+      })
+      if (result.created) {
+        await recordActivity(tx, actor, {
+          squadId: squad.id,
+          action: 'issue.interaction_created',
+          entityType: 'issue',
+          entityId: issue.id,
+          details: { identifier: issue.identifier, interactionId: result.interaction.id, kind: input.kind },
+        })
+      }
+      return result
+    })
+  }
+
+  /**
+   * Answers a pending interaction (Operator, or another agent of the squad). Accepting
+   * `suggest_tasks` creates the suggested tasks as child issues. With continuationPolicy
+   * `wake_assignee`, the issue's assignee gets a queued wake.
+   */
+  async resolveInteraction(
+    actor: Actor,
+    issueId: string,
+    interactionId: string,
+    action: 'accept' | 'reject' | 'respond',
+    input: { note?: string; response?: Record<string, unknown> },
+  ): Promise<{ interaction: Interaction; createdIssueIds: string[] }> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const { issue, squad } = await this.issues.writable(tx, actor, issueId, { anyAgentOfSquad: true })
+      const current = isUuid(interactionId) ? await tx.interactions.get(issue.id, interactionId) : undefined
+      if (!current) throw notFound('Interaction')
+      if (!isPrivileged(actor) && actor.type === 'agent' && current.createdByType === 'agent' && current.createdById === actor.agentId) {
+        throw new SlawError('forbidden', 'An agent cannot answer its own interaction.')
+      }
+      if (current.status !== 'pending') throw new SlawError('invalid_state', `The interaction is already ${current.status}.`)
+      if (action === 'respond' && !input.response) throw invalid('/response', 'respond needs a response object')
+      const status = action === 'accept' ? 'accepted' : action === 'reject' ? 'rejected' : 'responded'
+      const response = action === 'respond' ? input.response! : input.note !== undefined ? { note: input.note } : null
+      const interaction = await tx.interactions.resolve(current.id, status, response)
+      if (!interaction) throw new SlawError('invalid_state', 'The interaction was answered concurrently.')
+      const createdIssueIds = action === 'accept' && current.kind === 'suggest_tasks' ? await this.createSuggestedTasks(actor, current, squad.id) : []
+      await recordActivity(tx, actor, {
+        squadId: squad.id,
+        action: `issue.interaction_${status}`,
+        entityType: 'issue',
+        entityId: issue.id,
+        details: { identifier: issue.identifier, interactionId: current.id, kind: current.kind, createdIssues: createdIssueIds.length },
+      })
+      if (current.continuationPolicy === 'wake_assignee' && issue.assigneeAgentId) {
+        const assignee = await tx.agents.get(issue.assigneeAgentId)
+        if (assignee?.status === 'active') {
+          await tx.wakeups.enqueue({ id: uuidv7(), squadId: squad.id, agentId: assignee.id, issueId: issue.id, reason: `interaction_${status}` })
+        }
+      }
+      return { interaction, createdIssueIds }
+    })
+  }
+
+  private async createSuggestedTasks(actor: Actor, interaction: Interaction, squadId: string): Promise<string[]> {
+    const tasks = (interaction.payload.tasks as Array<{ title: string; description?: string; priority?: 'critical' | 'high' | 'medium' | 'low' }>) ?? []
+    const ids: string[] = []
+    // The answering actor may not own the parent; the tasks are created on the squad's behalf.
+    const creator: Actor = actor.type === 'agent' ? { type: 'system', id: 'interaction' } : actor
+    for (const task of tasks) {
+      // storage.transaction joins the caller's transaction, so these commit with the answer.
+      const created = await this.issues.create(creator, squadId, {
+        title: task.title,
+        description: task.description ?? null,
+        priority: task.priority ?? 'medium',
+        parentId: interaction.issueId,
+      })
+      ids.push(created.id)
+    }
+    return ids
+  }
+}
+
+function validateInteractionPayload(kind: InteractionKind, payload: Record<string, unknown>): void {
+  const isStr = (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0
+  if (kind === 'request_confirmation' && !isStr(payload.prompt)) throw invalid('/payload/prompt', 'request_confirmation needs payload.prompt (string)')
+  if (kind === 'suggest_tasks') {
+    const tasks = payload.tasks
+    if (!Array.isArray(tasks) || !tasks.length || tasks.length > 50 || !tasks.every((t) => t && typeof t === 'object' && isStr((t as Record<string, unknown>).title))) {
+      throw invalid('/payload/tasks', 'suggest_tasks needs payload.tasks: 1-50 objects with a title')
+    }
+  }
+  if (kind === 'ask_user_questions') {
+    const qs = payload.questions
+    if (!Array.isArray(qs) || !qs.length || !qs.every((q) => q && typeof q === 'object' && isStr((q as Record<string, unknown>).question))) {
+      throw invalid('/payload/questions', 'ask_user_questions needs payload.questions: objects with a question')
+    }
+  }
+}

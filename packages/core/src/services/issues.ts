@@ -1,0 +1,358 @@
+import { SlawError, invalid, notFound } from '../errors.js'
+import { UniqueViolation, type IssuePatch, type StorageSession } from '../contracts/storage.js'
+import type { ActivityEntry, Agent, Issue, IssuePriority, IssueRef, IssueStatus, IssueSummary, Squad } from '../records.js'
+import { isPrivileged, type Actor } from './actor.js'
+import type { ServiceContext } from './context.js'
+import { isUuid, uuidv7 } from './ids.js'
+import { outboxUpserts, recordActivity } from './recorder.js'
+import type { SquadService } from './squads.js'
+
+/** Statuses a checkout accepts when the caller gives no `expectedStatuses` (the spec's state table). */
+export const defaultCheckoutStatuses: IssueStatus[] = ['todo', 'backlog', 'blocked', 'in_review']
+export const defaultInboxStatuses: IssueStatus[] = ['todo', 'in_progress', 'in_review', 'blocked']
+const checkoutLockTtlMs = 10_000
+
+export interface IssueDetail extends Issue {
+  blockedByIssueIds: string[]
+  blockedBy: IssueRef[]
+  blocks: IssueRef[]
+  ancestors: IssueRef[]
+}
+
+export interface CreateIssueInput {
+  title: string
+  description?: string | null
+  status?: IssueStatus
+  priority?: IssuePriority
+  assigneeAgentId?: string | null
+  parentId?: string | null
+  goalId?: string | null
+  projectId?: string | null
+  blockedByIssueIds?: string[]
+  billingCode?: string | null
+}
+
+export interface UpdateIssueInput {
+  status?: IssueStatus
+  priority?: IssuePriority
+  title?: string
+  description?: string | null
+  assigneeAgentId?: string | null
+  assigneeUserId?: string | null
+  blockedByIssueIds?: string[]
+  comment?: string
+  projectId?: string | null
+  goalId?: string | null
+}
+
+export interface ListIssuesInput {
+  status?: IssueStatus[]
+  assigneeAgentId?: string
+  projectId?: string
+  q?: string
+  limit?: number
+  offset?: number
+}
+
+/**
+ * A check run inside the checkout lock and transaction, before the conditional update: project
+ * pause, budgets and fleet limits plug in here. Throw a SlawError to refuse the checkout.
+ */
+export type CheckoutGuard = (tx: StorageSession, input: { issue: Issue; agent: Agent; squad: Squad }) => Promise<void>
+
+export class IssueService {
+  private readonly guards: CheckoutGuard[] = []
+
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly squads: SquadService,
+  ) {
+    this.addCheckoutGuard(projectPauseGuard)
+  }
+
+  addCheckoutGuard(guard: CheckoutGuard): void {
+    this.guards.push(guard)
+  }
+
+  /** Loads an issue the actor may see (by UUID, or by identifier when allowed), or 404. */
+  async visible(session: StorageSession, actor: Actor, idOrIdentifier: string, opts: { identifier?: boolean } = {}): Promise<Issue> {
+    let issue: Issue | undefined
+    if (isUuid(idOrIdentifier)) issue = await session.issues.get(idOrIdentifier)
+    else if (opts.identifier && /^[A-Za-z]{1,4}-\d{1,9}$/.test(idOrIdentifier)) issue = await session.issues.getByIdentifier(idOrIdentifier.toUpperCase())
+    if (!issue || (actor.type === 'agent' && actor.squadId !== issue.squadId)) throw notFound('Issue')
+    return issue
+  }
+
+  /** Agents mutate only issues assigned to them or checked out by them; Operators any. */
+  private assertCanMutate(actor: Actor, issue: Issue): void {
+    if (isPrivileged(actor)) return
+    if (actor.type === 'agent' && (issue.assigneeAgentId === actor.agentId || issue.checkoutAgentId === actor.agentId)) return
+    throw new SlawError('forbidden', 'An agent may change only issues assigned to it.')
+  }
+
+  /** The issue, for a write: visible, mutable by the actor, in a squad that is not archived. */
+  async writable(tx: StorageSession, actor: Actor, id: string, opts: { anyAgentOfSquad?: boolean } = {}): Promise<{ issue: Issue; squad: Squad }> {
+    const issue = await this.visible(tx, actor, id)
+    if (!opts.anyAgentOfSquad) this.assertCanMutate(actor, issue)
+    const squad = await this.squads.writable(tx, actor, issue.squadId)
+    return { issue, squad }
+  }
+
+  async list(actor: Actor, squadId: string, input: ListIssuesInput): Promise<IssueSummary[]> {
+    await this.squads.visible(this.ctx.storage, actor, squadId)
+    if (input.assigneeAgentId !== undefined && !isUuid(input.assigneeAgentId)) throw invalid('/assigneeAgentId', 'must be a UUID')
+    if (input.projectId !== undefined && !isUuid(input.projectId)) throw invalid('/projectId', 'must be a UUID')
+    const q = input.q?.trim()
+    return this.ctx.storage.issues.list({
+      squadId,
+      ...(input.status?.length ? { statuses: input.status } : {}),
+      ...(input.assigneeAgentId ? { assigneeAgentId: input.assigneeAgentId } : {}),
+      ...(input.projectId ? { projectId: input.projectId } : {}),
+      ...(q ? { q } : {}),
+      limit: input.limit ?? 100,
+      offset: input.offset ?? 0,
+    })
+  }
+
+  async inbox(actor: Actor, statuses: IssueStatus[] | undefined, limit = 100): Promise<IssueSummary[]> {
+    if (actor.type !== 'agent') throw new SlawError('forbidden', 'The inbox belongs to an agent key.')
+    return this.ctx.storage.issues.inbox(actor.agentId, statuses?.length ? statuses : defaultInboxStatuses, limit)
+  }
+
+  async get(actor: Actor, id: string): Promise<IssueDetail> {
+    const issue = await this.visible(this.ctx.storage, actor, id, { identifier: true })
+    return this.detail(this.ctx.storage, issue)
+  }
+
+  async detail(session: StorageSession, issue: Issue): Promise<IssueDetail> {
+    const [blockedBy, blocks, ancestors] = await Promise.all([
+      session.issues.blockedBy(issue.id),
+      session.issues.blocks(issue.id),
+      issue.parentId ? session.issues.ancestors(issue.id) : Promise.resolve([]),
+    ])
+    return { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks, ancestors }
+  }
+
+  async create(actor: Actor, squadId: string, input: CreateIssueInput): Promise<IssueDetail> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const squad = await this.squads.writable(tx, actor, squadId)
+      const title = input.title.trim()
+      if (!title) throw invalid('/title', 'title must not be blank')
+      const status = input.status ?? 'todo'
+      if (status === 'in_progress') throw invalid('/status', 'an issue moves to in_progress by checkout, not on create')
+      await this.checkRefs(tx, squadId, input, null)
+      const number = await tx.squads.nextIssueNumber(squadId)
+      let issue: Issue
+      try {
+        issue = await tx.issues.insert({
+          id: uuidv7(),
+          squadId,
+          number,
+          identifier: `${squad.issuePrefix}-${number}`,
+          title,
+          description: input.description ?? null,
+          status,
+          priority: input.priority ?? 'medium',
+          assigneeAgentId: input.assigneeAgentId ?? null,
+          assigneeUserId: null,
+          parentId: input.parentId ?? null,
+          goalId: input.goalId ?? null,
+          projectId: input.projectId ?? null,
+          billingCode: input.billingCode ?? null,
+        })
+      } catch (err) {
+        if (err instanceof UniqueViolation) throw new SlawError('conflict', 'Concurrent issue numbering conflict; retry.')
+        throw err
+      }
+      if (input.blockedByIssueIds?.length) await tx.issues.setBlockers(issue.id, unique(input.blockedByIssueIds))
+      await recordActivity(tx, actor, {
+        squadId,
+        action: 'issue.created',
+        entityType: 'issue',
+        entityId: issue.id,
+        details: { identifier: issue.identifier, status: issue.status, priority: issue.priority },
+      })
+      await tx.outbox.append([outboxUpserts.issue(issue)])
+      return this.detail(tx, issue)
+    })
+  }
+
+  /** Validates ids an issue points at: all must live in the same squad. */
+  private async checkRefs(tx: StorageSession, squadId: string, input: CreateIssueInput | UpdateIssueInput, selfId: string | null): Promise<void> {
+    if (input.assigneeAgentId) {
+      const agent = isUuid(input.assigneeAgentId) ? await tx.agents.get(input.assigneeAgentId) : undefined
+      if (!agent || agent.squadId !== squadId) throw invalid('/assigneeAgentId', 'assigneeAgentId must be an agent of this squad')
+      if (agent.status === 'terminated') throw invalid('/assigneeAgentId', 'a terminated agent cannot be assigned')
+    }
+    if ('parentId' in input && input.parentId) {
+      if (input.parentId === selfId) throw invalid('/parentId', 'an issue cannot be its own parent')
+      const found = isUuid(input.parentId) ? await tx.issues.existingIds(squadId, [input.parentId]) : []
+      if (!found.length) throw invalid('/parentId', 'parentId must be an issue of this squad')
+    }
+    if (input.goalId) {
+      const goal = isUuid(input.goalId) ? await tx.goals.get(input.goalId) : undefined
+      if (!goal || goal.squadId !== squadId) throw invalid('/goalId', 'goalId must be a goal of this squad')
+    }
+    if (input.projectId) {
+      const project = isUuid(input.projectId) ? await tx.projects.get(input.projectId) : undefined
+      if (!project || project.squadId !== squadId) throw invalid('/projectId', 'projectId must be a project of this squad')
+    }
+    if (input.blockedByIssueIds?.length) {
+      const ids = unique(input.blockedByIssueIds)
+      if (selfId && ids.includes(selfId)) throw invalid('/blockedByIssueIds', 'an issue cannot block itself')
+      const bad = ids.filter((id) => !isUuid(id))
+      const found = bad.length ? [] : await tx.issues.existingIds(squadId, ids)
+      if (bad.length || found.length !== ids.length) throw invalid('/blockedByIssueIds', 'every blocker must be an issue of this squad')
+    }
+  }
+
+  async update(actor: Actor, id: string, input: UpdateIssueInput): Promise<IssueDetail> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const { issue: current, squad } = await this.writable(tx, actor, id)
+      await this.checkRefs(tx, squad.id, input, current.id)
+      const patch: IssuePatch = {}
+      if (input.title !== undefined) {
+        const title = input.title.trim()
+        if (!title) throw invalid('/title', 'title must not be blank')
+        patch.title = title
+      }
+      if (input.description !== undefined) patch.description = input.description
+      if (input.priority !== undefined) patch.priority = input.priority
+      if (input.assigneeUserId !== undefined) patch.assigneeUserId = input.assigneeUserId
+      if (input.projectId !== undefined) patch.projectId = input.projectId
+      if (input.goalId !== undefined) patch.goalId = input.goalId
+      if (input.status !== undefined && input.status !== current.status) {
+        if (input.status === 'in_progress') throw new SlawError('invalid_state', 'An issue moves to in_progress by checkout, not by PATCH.')
+        patch.status = input.status
+        // Finished work holds no checkout.
+        if (input.status === 'done' || input.status === 'cancelled') patch.checkoutAgentId = null
+      }
+      if (input.assigneeAgentId !== undefined && input.assigneeAgentId !== current.assigneeAgentId) {
+        patch.assigneeAgentId = input.assigneeAgentId
+        // A new assignee takes the work over: the previous holder's checkout ends.
+        if (current.checkoutAgentId && current.checkoutAgentId !== input.assigneeAgentId) patch.checkoutAgentId = null
+      }
+      const issue = Object.keys(patch).length ? (await tx.issues.update(current.id, patch))! : current
+      if (input.blockedByIssueIds !== undefined) await tx.issues.setBlockers(current.id, unique(input.blockedByIssueIds))
+      if (patch.title !== undefined || patch.description !== undefined) await tx.issues.refreshSearch(current.id)
+      let commentId: string | undefined
+      if (input.comment !== undefined && input.comment.trim()) {
+        commentId = uuidv7()
+        await tx.comments.insert({ id: commentId, issueId: current.id, squadId: squad.id, body: input.comment, ...author(actor) })
+      }
+      await recordActivity(tx, actor, {
+        squadId: squad.id,
+        action: patch.status ? 'issue.status_changed' : 'issue.updated',
+        entityType: 'issue',
+        entityId: current.id,
+        details: {
+          identifier: current.identifier,
+          fields: [...Object.keys(patch), ...(input.blockedByIssueIds !== undefined ? ['blockedByIssueIds'] : [])].join(','),
+          ...(patch.status ? { from: current.status, to: patch.status } : {}),
+          ...(commentId ? { commentId } : {}),
+        },
+      })
+      await tx.outbox.append([outboxUpserts.issue(issue)])
+      return this.detail(tx, issue)
+    })
+  }
+
+  async delete(actor: Actor, id: string): Promise<void> {
+    if (!isPrivileged(actor)) throw new SlawError('forbidden', 'Deleting issues needs an Operator key.')
+    await this.ctx.storage.transaction(async (tx) => {
+      const { issue, squad } = await this.writable(tx, actor, id)
+      await tx.issues.delete(issue.id)
+      await recordActivity(tx, actor, { squadId: squad.id, action: 'issue.deleted', entityType: 'issue', entityId: issue.id, details: { identifier: issue.identifier } })
+      await tx.outbox.append([outboxUpserts.issue(issue, true)])
+    })
+  }
+
+  /**
+   * Atomic checkout. The lock serialises the decision (ownership, status, pause, budgets) across
+   * nodes; the conditional update in storage is the final guard, so even an expired lock cannot
+   * produce two owners.
+   */
+  async checkout(actor: Actor, id: string, input: { agentId: string; expectedStatuses?: IssueStatus[] }): Promise<Issue> {
+    if (actor.type === 'agent' && actor.agentId !== input.agentId) throw new SlawError('forbidden', 'An agent checks issues out for itself only.')
+    // Resolve visibility before taking a lock, so unknown ids cost no lock round trip.
+    const seen = await this.visible(this.ctx.storage, actor, id)
+    return this.ctx.locks.withLock(`slaw:checkout:${seen.id}`, checkoutLockTtlMs, () =>
+      this.ctx.storage.transaction(async (tx) => {
+        const issue = await this.visible(tx, actor, seen.id)
+        const squad = await this.squads.writable(tx, actor, issue.squadId)
+        const agent = isUuid(input.agentId) ? await tx.agents.get(input.agentId) : undefined
+        if (!agent || agent.squadId !== issue.squadId) throw notFound('Agent')
+        if (agent.status !== 'active') throw new SlawError('agent_not_active', `The agent is ${agent.status}; it cannot check out work.`)
+        if (issue.checkoutAgentId && issue.checkoutAgentId !== agent.id) throw new SlawError('issue_checked_out')
+        const again = issue.checkoutAgentId === agent.id && issue.status === 'in_progress'
+        const allowed = input.expectedStatuses?.length ? input.expectedStatuses : defaultCheckoutStatuses
+        if (!again && !allowed.includes(issue.status)) {
+          throw new SlawError('invalid_state', `The issue is ${issue.status}; checkout expects one of: ${allowed.join(', ')}.`)
+        }
+        for (const guard of this.guards) await guard(tx, { issue, agent, squad })
+        if (again) return issue
+        const updated = await tx.issues.checkout({ id: issue.id, agentId: agent.id, allowedStatuses: allowed })
+        if (!updated) throw new SlawError('issue_checked_out')
+        await recordActivity(tx, actor, {
+          squadId: issue.squadId,
+          action: 'issue.checked_out',
+          entityType: 'issue',
+          entityId: issue.id,
+          agentId: agent.id,
+          details: { identifier: issue.identifier, from: issue.status },
+        })
+        await tx.outbox.append([outboxUpserts.issue(updated)])
+        return updated
+      }),
+    )
+  }
+
+  async release(actor: Actor, id: string): Promise<Issue> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const { issue, squad } = await this.writable(tx, actor, id, { anyAgentOfSquad: true })
+      if (!issue.checkoutAgentId) return issue
+      const holder = actor.type === 'agent' ? actor.agentId : null
+      if (holder && issue.checkoutAgentId !== holder) throw new SlawError('issue_checked_out', 'The issue is checked out by another agent.')
+      const released = await tx.issues.release(issue.id, holder)
+      if (!released) throw new SlawError('issue_checked_out', 'The issue is checked out by another agent.')
+      await recordActivity(tx, actor, {
+        squadId: squad.id,
+        action: 'issue.released',
+        entityType: 'issue',
+        entityId: issue.id,
+        agentId: issue.checkoutAgentId,
+        details: { identifier: issue.identifier },
+      })
+      await tx.outbox.append([outboxUpserts.issue(released)])
+      return released
+    })
+  }
+
+  async heartbeatContext(actor: Actor, id: string): Promise<{ issue: IssueDetail; ancestors: IssueRef[]; commentCursor: { totalComments: number; latestCommentId: string | null; latestCommentAt: Date | null } }> {
+    const issue = await this.get(actor, id)
+    const commentCursor = await this.ctx.storage.comments.cursor(issue.id)
+    return { issue, ancestors: issue.ancestors, commentCursor }
+  }
+
+  async activity(actor: Actor, idOrIdentifier: string, limit: number): Promise<ActivityEntry[]> {
+    const issue = await this.visible(this.ctx.storage, actor, idOrIdentifier, { identifier: true })
+    return this.ctx.storage.activity.list({ squadId: issue.squadId, entityType: 'issue', entityId: issue.id, limit })
+  }
+}
+
+/** A paused project takes no checkouts (409 project_paused). */
+const projectPauseGuard: CheckoutGuard = async (tx, { issue }) => {
+  if (!issue.projectId) return
+  const project = await tx.projects.get(issue.projectId)
+  if (project?.pausedAt || project?.pauseReason) throw new SlawError('project_paused')
+}
+
+export function author(actor: Actor): { authorType: 'agent' | 'user' | 'system'; authorId: string } {
+  if (actor.type === 'agent') return { authorType: 'agent', authorId: actor.agentId }
+  if (actor.type === 'operator') return { authorType: 'user', authorId: actor.keyId ? `operator:${actor.keyId}` : 'operator' }
+  return { authorType: 'system', authorId: actor.id }
+}
+
+function unique<T>(xs: T[]): T[] {
+  return [...new Set(xs)]
+}

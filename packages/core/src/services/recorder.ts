@@ -1,0 +1,135 @@
+import type { StorageSession } from '../contracts/storage.js'
+import type { Agent, Issue, Squad } from '../records.js'
+import { actorColumns, type Actor } from './actor.js'
+import { uuidv7 } from './ids.js'
+import { redact } from './redact.js'
+
+/**
+ * Writes the audit trail and the tower outbox inside the caller's transaction, so a change, its
+ * activity entry and its outbox row commit or roll back together.
+ */
+export interface ActivityInput {
+  squadId: string
+  action: string
+  entityType: string
+  entityId: string
+  details?: Record<string, unknown> | null
+  /** Overrides the actor's own agent column (e.g. the agent an Operator acted on). */
+  agentId?: string | null
+}
+
+/** Local activity actions reported to the tower, mapped onto the ingest whitelist. */
+const towerActions: Record<string, string> = {
+  'agent.created': 'agent.created',
+  'agent.deleted': 'agent.deleted',
+  'squad.created': 'squad.created',
+  'cost.recorded': 'cost.reported',
+  'budget.soft_threshold_crossed': 'budget_soft_threshold_crossed',
+  'budget.hard_threshold_crossed': 'budget_hard_threshold_crossed',
+  'squad.budget_updated': 'squad.budget_updated',
+  'agent.budget_updated': 'agent.budget_updated',
+}
+
+export async function recordActivity(tx: StorageSession, actor: Actor, input: ActivityInput): Promise<void> {
+  const cols = actorColumns(actor)
+  const details = input.details ? redact(input.details) : null
+  const entry = await tx.activity.insert({
+    id: uuidv7(),
+    squadId: input.squadId,
+    actorType: cols.actorType,
+    actorId: cols.actorId,
+    action: input.action,
+    entityType: input.entityType,
+    entityId: input.entityId,
+    agentId: input.agentId !== undefined ? input.agentId : cols.agentId,
+    runId: cols.runId,
+    details,
+  })
+  const towerAction = towerActions[input.action]
+  if (towerAction) {
+    await tx.outbox.append([
+      {
+        kind: 'fact',
+        entityType: 'activity_event',
+        entityId: entry.id,
+        squadId: input.squadId,
+        payload: {
+          type: 'activity_event',
+          localId: entry.id,
+          squadLocalId: input.squadId,
+          action: towerAction,
+          entityRef: `${input.entityType}:${input.entityId}`,
+          details: flatScalars(details),
+          occurredAt: entry.createdAt.toISOString(),
+        },
+      },
+    ])
+  }
+}
+
+/** The tower accepts only a flat object of strings, numbers and booleans in activity details. */
+function flatScalars(details: Record<string, unknown> | null): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {}
+  if (!details) return out
+  for (const [k, v] of Object.entries(details)) {
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = v
+  }
+  return out
+}
+
+/** Upsert snapshots in the ingest wire shape (DECISIONS.md section 5). Never bodies, prompts or config. */
+export const outboxUpserts = {
+  squad: (s: Squad, spentMonthlyCents = 0, deleted = false) => ({
+    kind: 'upsert' as const,
+    entityType: 'squad',
+    entityId: s.id,
+    squadId: s.id,
+    payload: {
+      type: 'squad',
+      localId: s.id,
+      name: s.name,
+      status: deleted ? 'deleted' : s.status,
+      budgetMonthlyCents: s.budgetMonthlyCents,
+      spentMonthlyCents,
+      updatedAt: (deleted ? new Date() : s.updatedAt).toISOString(),
+    },
+  }),
+  agent: (a: Agent, spentMonthlyCents = 0, deleted = false) => ({
+    kind: 'upsert' as const,
+    entityType: 'agent',
+    entityId: a.id,
+    squadId: a.squadId,
+    payload: {
+      type: 'agent',
+      localId: a.id,
+      squadLocalId: a.squadId,
+      name: a.name,
+      role: a.role,
+      status: deleted ? 'deleted' : a.status,
+      adapterType: a.adapterType,
+      budgetMonthlyCents: a.budgetMonthlyCents,
+      spentMonthlyCents,
+      ...(a.title ? { title: a.title } : {}),
+      ...(a.reportsToAgentId ? { reportsToLocalId: a.reportsToAgentId } : {}),
+      updatedAt: (deleted ? new Date() : a.updatedAt).toISOString(),
+    },
+  }),
+  issue: (i: Issue, deleted = false) => ({
+    kind: 'upsert' as const,
+    entityType: 'issue',
+    entityId: i.id,
+    squadId: i.squadId,
+    payload: {
+      type: 'issue',
+      localId: i.id,
+      squadLocalId: i.squadId,
+      projectLocalId: i.projectId,
+      // The tower client swaps the title for the identifier when reportIssueTitles is false.
+      title: i.title,
+      identifier: i.identifier,
+      status: deleted ? 'deleted' : i.status,
+      assigneeAgentLocalId: i.assigneeAgentId,
+      updatedAt: (deleted ? new Date() : i.updatedAt).toISOString(),
+    },
+  }),
+}

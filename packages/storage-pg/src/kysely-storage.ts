@@ -1,0 +1,100 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { CamelCasePlugin, Kysely, Migrator, sql, type Dialect, type Transaction } from 'kysely'
+import type { Storage, StorageSession } from '@slaw/core'
+import { migrationProvider } from './migrations/index.js'
+import type { Database } from './schema.js'
+import { PgActivityRepository } from './repositories/activity.js'
+import { PgAgentRepository } from './repositories/agents.js'
+import { PgGoalRepository, PgProjectRepository } from './repositories/goals-projects.js'
+import { PgCommentRepository, PgDocumentRepository, PgInteractionRepository } from './repositories/issue-records.js'
+import { PgIssueRepository } from './repositories/issues.js'
+import { PgJobRepository, PgWakeupRepository } from './repositories/jobs.js'
+import { PgKeyRepository } from './repositories/keys.js'
+import { PgOutboxRepository } from './repositories/outbox.js'
+import { PgSquadRepository } from './repositories/squads.js'
+
+export type Db = Kysely<Database>
+
+/** Builds every repository over a function that yields the database handle to use right now. */
+export function createSession(db: () => Db): StorageSession {
+  return {
+    squads: new PgSquadRepository(db),
+    agents: new PgAgentRepository(db),
+    keys: new PgKeyRepository(db),
+    issues: new PgIssueRepository(db),
+    comments: new PgCommentRepository(db),
+    documents: new PgDocumentRepository(db),
+    interactions: new PgInteractionRepository(db),
+    activity: new PgActivityRepository(db),
+    outbox: new PgOutboxRepository(db),
+    jobs: new PgJobRepository(db),
+    wakeups: new PgWakeupRepository(db),
+    goals: new PgGoalRepository(db),
+    projects: new PgProjectRepository(db),
+  }
+}
+
+export interface KyselyStorageOptions {
+  name: string
+  dialect: Dialect
+  /** Runs after the Kysely instance is destroyed (closing a client the storage created). */
+  onClose?: () => Promise<void>
+}
+
+/**
+ * Storage over Kysely, shared by PostgreSQL and PGlite: same queries, same migrations. The open
+ * transaction lives in AsyncLocalStorage, so nested `transaction()` calls and plain repository
+ * calls made inside one join it.
+ */
+export class KyselyStorage implements Storage {
+  readonly name: string
+  readonly db: Db
+  private readonly current = new AsyncLocalStorage<Transaction<Database>>()
+  private readonly session: StorageSession
+  private readonly onClose: (() => Promise<void>) | undefined
+  private closed = false
+
+  constructor(options: KyselyStorageOptions) {
+    this.name = options.name
+    this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin()] })
+    this.onClose = options.onClose
+    this.session = createSession(() => this.current.getStore() ?? this.db)
+  }
+
+  get squads() { return this.session.squads }
+  get agents() { return this.session.agents }
+  get keys() { return this.session.keys }
+  get issues() { return this.session.issues }
+  get comments() { return this.session.comments }
+  get documents() { return this.session.documents }
+  get interactions() { return this.session.interactions }
+  get activity() { return this.session.activity }
+  get outbox() { return this.session.outbox }
+  get jobs() { return this.session.jobs }
+  get wakeups() { return this.session.wakeups }
+  get goals() { return this.session.goals }
+  get projects() { return this.session.projects }
+
+  async migrate(): Promise<void> {
+    const migrator = new Migrator({ db: this.db, provider: migrationProvider, migrationTableName: 'slaw_migration', migrationLockTableName: 'slaw_migration_lock' })
+    const { error, results } = await migrator.migrateToLatest()
+    const failed = results?.find((r) => r.status === 'Error')
+    if (error) throw new Error(`slaw migrations failed${failed ? ` at ${failed.migrationName}` : ''}: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+  }
+
+  async transaction<T>(fn: (tx: StorageSession) => Promise<T>): Promise<T> {
+    if (this.current.getStore()) return fn(this.session)
+    return this.db.transaction().execute((trx) => this.current.run(trx, () => fn(this.session)))
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db)
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.db.destroy()
+    await this.onClose?.()
+  }
+}

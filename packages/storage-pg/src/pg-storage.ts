@@ -1,0 +1,36 @@
+import postgres, { type Sql } from 'postgres'
+import { PostgresJSDialect } from 'kysely-postgres-js'
+import type { Storage } from '@slaw/core'
+import { KyselyStorage } from './kysely-storage.js'
+
+export interface PgStorageOptions {
+  /** postgres://… connection string. Ignored when `client` is given. */
+  url?: string
+  /** A postgres.js client you own; slaw never closes it. Configure int8 and date parsing as below. */
+  client?: Sql
+  /** Pool size when slaw creates the client. Default 10. */
+  max?: number
+}
+
+/** postgres.js settings slaw relies on: int8 as JS numbers (cents, counts), dates as 'YYYY-MM-DD'. */
+export const postgresTypes = {
+  bigint: { to: 20, from: [20], serialize: (x: number | bigint | string) => String(x), parse: (x: string) => Number(x) },
+  date: { to: 1082, from: [1082], serialize: (x: string) => x, parse: (x: string) => x },
+}
+
+/** Storage on PostgreSQL through postgres.js, for one node or many sharing one database. */
+export function pgStorage(options: PgStorageOptions): Storage & { readonly db: KyselyStorage['db'] } {
+  if (!options.client && !options.url) throw new TypeError('pgStorage: give url or client')
+  const owned = !options.client
+  const client =
+    options.client ??
+    postgres(options.url!, {
+      max: options.max ?? 10,
+      types: postgresTypes,
+      onnotice: () => undefined,
+      connection: { application_name: 'slaw' },
+    })
+  // Kysely's destroy() ends the client through the dialect; a caller's client must stay open.
+  const forDialect = owned ? client : (new Proxy(client, { get: (t, p) => (p === 'end' ? async () => undefined : Reflect.get(t, p)) }) as Sql)
+  return new KyselyStorage({ name: 'postgres', dialect: new PostgresJSDialect({ postgres: forDialect }) })
+}

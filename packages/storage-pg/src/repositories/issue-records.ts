@@ -1,0 +1,131 @@
+import { sql, type Kysely } from 'kysely'
+import type {
+  Comment, CommentRepository, DocumentRepository, DocumentWrite, Interaction, InteractionRepository, InteractionStatus, IssueDocument,
+  NewComment, NewInteraction,
+} from '@slaw/core'
+import type { Database, Row } from '../schema.js'
+import { guardUnique, json, now } from '../sql-helpers.js'
+
+const toComment = (r: Row<'comments'>): Comment => ({ ...r, authorType: r.authorType as Comment['authorType'] })
+
+export class PgCommentRepository implements CommentRepository {
+  constructor(private readonly db: () => Kysely<Database>) {}
+
+  async insert(c: NewComment): Promise<Comment> {
+    const row = await this.db().insertInto('comments').values(c).returningAll().executeTakeFirstOrThrow()
+    // Fold the comment into the issue's search document (q searches comments too).
+    await sql`update issues set search = search || setweight(to_tsvector('english', ${c.body}), 'C') where id = ${c.issueId}`.execute(this.db())
+    return toComment(row)
+  }
+
+  async get(issueId: string, commentId: string): Promise<Comment | undefined> {
+    const row = await this.db().selectFrom('comments').selectAll().where('issueId', '=', issueId).where('id', '=', commentId).executeTakeFirst()
+    return row && toComment(row)
+  }
+
+  async list(issueId: string, opts: { after?: Comment; order: 'asc' | 'desc'; limit: number }): Promise<Comment[]> {
+    // Comment ids are UUIDv7, so id order is creation order.
+    let q = this.db().selectFrom('comments').selectAll().where('issueId', '=', issueId)
+    if (opts.after) q = q.where('id', opts.order === 'asc' ? '>' : '<', opts.after.id)
+    return (await q.orderBy('id', opts.order).limit(opts.limit).execute()).map(toComment)
+  }
+
+  async cursor(issueId: string): Promise<{ totalComments: number; latestCommentId: string | null; latestCommentAt: Date | null }> {
+    const agg = await this.db().selectFrom('comments').select((eb) => eb.fn.countAll<number>().as('n')).where('issueId', '=', issueId).executeTakeFirstOrThrow()
+    const latest = await this.db().selectFrom('comments').select(['id', 'createdAt']).where('issueId', '=', issueId).orderBy('id', 'desc').limit(1).executeTakeFirst()
+    return { totalComments: Number(agg.n), latestCommentId: latest?.id ?? null, latestCommentAt: latest?.createdAt ?? null }
+  }
+}
+
+const toDocument = (r: Row<'issueDocuments'>): IssueDocument => ({ ...r, format: 'markdown' })
+
+export class PgDocumentRepository implements DocumentRepository {
+  constructor(private readonly db: () => Kysely<Database>) {}
+
+  async list(issueId: string): Promise<IssueDocument[]> {
+    return (await this.db().selectFrom('issueDocuments').selectAll().where('issueId', '=', issueId).orderBy('key').execute()).map(toDocument)
+  }
+
+  async get(issueId: string, key: string): Promise<IssueDocument | undefined> {
+    const row = await this.db().selectFrom('issueDocuments').selectAll().where('issueId', '=', issueId).where('key', '=', key).executeTakeFirst()
+    return row && toDocument(row)
+  }
+
+  async put(d: DocumentWrite): Promise<IssueDocument | undefined> {
+    if (d.baseRevisionId === null) {
+      // Create only: a concurrent creator wins the unique index, the loser gets undefined (conflict).
+      const row = await this.db()
+        .insertInto('issueDocuments')
+        .values({ id: d.id, issueId: d.issueId, key: d.key, title: d.title, format: d.format, body: d.body, revisionId: d.newRevisionId })
+        .onConflict((oc) => oc.columns(['issueId', 'key']).doNothing())
+        .returningAll()
+        .executeTakeFirst()
+      return row && toDocument(row)
+    }
+    const row = await this.db()
+      .updateTable('issueDocuments')
+      .set({ title: d.title, format: d.format, body: d.body, revisionId: d.newRevisionId, updatedAt: now() })
+      .where('issueId', '=', d.issueId)
+      .where('key', '=', d.key)
+      .where('revisionId', '=', d.baseRevisionId)
+      .returningAll()
+      .executeTakeFirst()
+    return row && toDocument(row)
+  }
+
+  async delete(issueId: string, key: string): Promise<boolean> {
+    const r = await this.db().deleteFrom('issueDocuments').where('issueId', '=', issueId).where('key', '=', key).executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+}
+
+const toInteraction = (r: Row<'interactions'>): Interaction => ({
+  ...r,
+  kind: r.kind as Interaction['kind'],
+  continuationPolicy: r.continuationPolicy as Interaction['continuationPolicy'],
+  status: r.status as Interaction['status'],
+  createdByType: r.createdByType as Interaction['createdByType'],
+})
+
+export class PgInteractionRepository implements InteractionRepository {
+  constructor(private readonly db: () => Kysely<Database>) {}
+
+  async insert(x: NewInteraction): Promise<{ interaction: Interaction; created: boolean }> {
+    const row = await guardUnique(
+      this.db()
+        .insertInto('interactions')
+        .values({ ...x, payload: json(x.payload) })
+        .onConflict((oc) => oc.columns(['issueId', 'idempotencyKey']).where('idempotencyKey', 'is not', null).doNothing())
+        .returningAll()
+        .executeTakeFirst(),
+    )
+    if (row) return { interaction: toInteraction(row), created: true }
+    const existing = await this.db()
+      .selectFrom('interactions')
+      .selectAll()
+      .where('issueId', '=', x.issueId)
+      .where('idempotencyKey', '=', x.idempotencyKey)
+      .executeTakeFirstOrThrow()
+    return { interaction: toInteraction(existing), created: false }
+  }
+
+  async get(issueId: string, id: string): Promise<Interaction | undefined> {
+    const row = await this.db().selectFrom('interactions').selectAll().where('issueId', '=', issueId).where('id', '=', id).executeTakeFirst()
+    return row && toInteraction(row)
+  }
+
+  async list(issueId: string): Promise<Interaction[]> {
+    return (await this.db().selectFrom('interactions').selectAll().where('issueId', '=', issueId).orderBy('id').execute()).map(toInteraction)
+  }
+
+  async resolve(id: string, status: Exclude<InteractionStatus, 'pending'>, response: Record<string, unknown> | null): Promise<Interaction | undefined> {
+    const row = await this.db()
+      .updateTable('interactions')
+      .set({ status, response: response === null ? null : json(response), resolvedAt: now() })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .returningAll()
+      .executeTakeFirst()
+    return row && toInteraction(row)
+  }
+}

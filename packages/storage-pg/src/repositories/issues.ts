@@ -1,0 +1,160 @@
+import { sql, type Kysely } from 'kysely'
+import type { CheckoutRequest, Issue, IssueFilter, IssuePatch, IssueRef, IssueRepository, IssueStatus, IssueSummary, NewIssue } from '@slaw/core'
+import type { Database, Row } from '../schema.js'
+import { guardUnique, now, priorityRank } from '../sql-helpers.js'
+
+const issueColumns = [
+  'id', 'squadId', 'number', 'identifier', 'title', 'description', 'status', 'priority', 'assigneeAgentId', 'assigneeUserId',
+  'checkoutAgentId', 'checkedOutAt', 'parentId', 'goalId', 'projectId', 'billingCode', 'createdAt', 'updatedAt',
+] as const
+type IssueRow = Pick<Row<'issues'>, (typeof issueColumns)[number]>
+
+export const toIssue = (r: IssueRow): Issue => ({ ...r, status: r.status as Issue['status'], priority: r.priority as Issue['priority'] })
+const summaryColumns = ['id', 'identifier', 'title', 'status', 'priority', 'assigneeAgentId'] as const
+const toSummary = (r: Pick<Row<'issues'>, (typeof summaryColumns)[number]>): IssueSummary => r as IssueSummary
+
+/** The search document: identifier verbatim, title and description stemmed (English), comments added later. */
+const searchDocument = (identifier: string, title: string, description: string | null) =>
+  sql`setweight(to_tsvector('simple', ${identifier}), 'A') || setweight(to_tsvector('english', ${title}), 'A') || setweight(to_tsvector('english', coalesce(${description}::text, '')), 'B')`
+
+export class PgIssueRepository implements IssueRepository {
+  constructor(private readonly db: () => Kysely<Database>) {}
+
+  async insert(i: NewIssue): Promise<Issue> {
+    const row = await guardUnique(
+      this.db()
+        .insertInto('issues')
+        .values({ ...i, priorityRank: priorityRank[i.priority] ?? 2, search: searchDocument(i.identifier, i.title, i.description) })
+        .returning(issueColumns)
+        .executeTakeFirstOrThrow(),
+    )
+    return toIssue(row)
+  }
+
+  async get(id: string): Promise<Issue | undefined> {
+    const row = await this.db().selectFrom('issues').select(issueColumns).where('id', '=', id).executeTakeFirst()
+    return row && toIssue(row)
+  }
+
+  async getByIdentifier(identifier: string): Promise<Issue | undefined> {
+    const row = await this.db().selectFrom('issues').select(issueColumns).where('identifier', '=', identifier).executeTakeFirst()
+    return row && toIssue(row)
+  }
+
+  async list(f: IssueFilter): Promise<IssueSummary[]> {
+    let q = this.db().selectFrom('issues').select(summaryColumns).where('squadId', '=', f.squadId)
+    if (f.statuses?.length) q = q.where('status', 'in', f.statuses)
+    if (f.assigneeAgentId) q = q.where('assigneeAgentId', '=', f.assigneeAgentId)
+    if (f.projectId) q = q.where('projectId', '=', f.projectId)
+    if (f.q) q = q.where(sql<boolean>`search @@ websearch_to_tsquery('english', ${f.q})`)
+    const rows = await q.orderBy('id', 'desc').limit(f.limit).offset(f.offset ?? 0).execute()
+    return rows.map(toSummary)
+  }
+
+  async inbox(agentId: string, statuses: IssueStatus[], limit: number): Promise<IssueSummary[]> {
+    const rows = await this.db()
+      .selectFrom('issues')
+      .select(summaryColumns)
+      .where('assigneeAgentId', '=', agentId)
+      .where('status', 'in', statuses)
+      .orderBy('priorityRank')
+      .orderBy('id')
+      .limit(limit)
+      .execute()
+    return rows.map(toSummary)
+  }
+
+  async update(id: string, patch: IssuePatch): Promise<Issue | undefined> {
+    const set: Record<string, unknown> = { ...patch, updatedAt: now() }
+    if (patch.priority) set.priorityRank = priorityRank[patch.priority]
+    if (patch.checkoutAgentId === null) set.checkedOutAt = null
+    const row = await this.db().updateTable('issues').set(set).where('id', '=', id).returning(issueColumns).executeTakeFirst()
+    return row && toIssue(row)
+  }
+
+  async checkout(req: CheckoutRequest): Promise<Issue | undefined> {
+    // The final guard: only while nobody else owns it and its status is still one the caller accepted.
+    const row = await this.db()
+      .updateTable('issues')
+      .set({ status: 'in_progress', assigneeAgentId: req.agentId, checkoutAgentId: req.agentId, checkedOutAt: now(), updatedAt: now() })
+      .where('id', '=', req.id)
+      .where((eb) => eb.or([eb('checkoutAgentId', 'is', null), eb('checkoutAgentId', '=', req.agentId)]))
+      .where('status', 'in', req.allowedStatuses)
+      .returning(issueColumns)
+      .executeTakeFirst()
+    return row && toIssue(row)
+  }
+
+  async release(id: string, agentId: string | null): Promise<Issue | undefined> {
+    let q = this.db().updateTable('issues').set({ checkoutAgentId: null, checkedOutAt: null, updatedAt: now() }).where('id', '=', id)
+    if (agentId) q = q.where('checkoutAgentId', '=', agentId)
+    const row = await q.returning(issueColumns).executeTakeFirst()
+    return row && toIssue(row)
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const r = await this.db().deleteFrom('issues').where('id', '=', id).executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+
+  async unassignAgent(agentId: string): Promise<number> {
+    const a = await this.db().updateTable('issues').set({ assigneeAgentId: null, updatedAt: now() }).where('assigneeAgentId', '=', agentId).executeTakeFirst()
+    const c = await this.db().updateTable('issues').set({ checkoutAgentId: null, checkedOutAt: null, updatedAt: now() }).where('checkoutAgentId', '=', agentId).executeTakeFirst()
+    return Number(a.numUpdatedRows) + Number(c.numUpdatedRows)
+  }
+
+  async setBlockers(issueId: string, ids: string[]): Promise<void> {
+    await this.db().deleteFrom('issueBlockers').where('issueId', '=', issueId).execute()
+    if (ids.length) await this.db().insertInto('issueBlockers').values(ids.map((b) => ({ issueId, blockedByIssueId: b }))).execute()
+  }
+
+  async blockedBy(issueId: string): Promise<IssueRef[]> {
+    return (await this.db()
+      .selectFrom('issueBlockers as b')
+      .innerJoin('issues as i', 'i.id', 'b.blockedByIssueId')
+      .select(['i.id', 'i.identifier', 'i.title', 'i.status'])
+      .where('b.issueId', '=', issueId)
+      .orderBy('i.id')
+      .execute()) as IssueRef[]
+  }
+
+  async blocks(issueId: string): Promise<IssueRef[]> {
+    return (await this.db()
+      .selectFrom('issueBlockers as b')
+      .innerJoin('issues as i', 'i.id', 'b.issueId')
+      .select(['i.id', 'i.identifier', 'i.title', 'i.status'])
+      .where('b.blockedByIssueId', '=', issueId)
+      .orderBy('i.id')
+      .execute()) as IssueRef[]
+  }
+
+  async ancestors(issueId: string): Promise<IssueRef[]> {
+    const { rows } = await sql<IssueRef>`
+      with recursive up(id, identifier, title, status, parent_id, depth) as (
+        select p.id, p.identifier, p.title, p.status, p.parent_id, 1
+          from issues i join issues p on p.id = i.parent_id
+         where i.id = ${issueId}
+        union all
+        select p.id, p.identifier, p.title, p.status, p.parent_id, u.depth + 1
+          from up u join issues p on p.id = u.parent_id
+         where u.depth < 50
+      )
+      select id, identifier, title, status from up order by depth`.execute(this.db())
+    return rows
+  }
+
+  async existingIds(squadId: string, ids: string[]): Promise<string[]> {
+    if (!ids.length) return []
+    const rows = await this.db().selectFrom('issues').select('id').where('squadId', '=', squadId).where('id', 'in', ids).execute()
+    return rows.map((r) => r.id)
+  }
+
+  async refreshSearch(issueId: string): Promise<void> {
+    await sql`
+      update issues i set search =
+        setweight(to_tsvector('simple', i.identifier), 'A') || setweight(to_tsvector('english', i.title), 'A')
+        || setweight(to_tsvector('english', coalesce(i.description, '')), 'B')
+        || setweight(to_tsvector('english', coalesce((select string_agg(c.body, ' ') from comments c where c.issue_id = i.id), '')), 'C')
+      where i.id = ${issueId}`.execute(this.db())
+  }
+}

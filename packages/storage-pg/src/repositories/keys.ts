@@ -1,0 +1,42 @@
+import type { Kysely } from 'kysely'
+import type { ApiKeyRecord, KeyRepository, NewApiKey } from '@slaw/core'
+import type { Database, Row } from '../schema.js'
+import { now } from '../sql-helpers.js'
+
+const toKey = (r: Row<'apiKeys'>): ApiKeyRecord => ({ ...r })
+
+export class PgKeyRepository implements KeyRepository {
+  constructor(private readonly db: () => Kysely<Database>) {}
+
+  async insert(k: NewApiKey): Promise<ApiKeyRecord> {
+    return toKey(await this.db().insertInto('apiKeys').values(k).returningAll().executeTakeFirstOrThrow())
+  }
+
+  async findByHash(tokenHash: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db().selectFrom('apiKeys').selectAll().where('tokenHash', '=', tokenHash).executeTakeFirst()
+    return row && toKey(row)
+  }
+
+  async listForAgent(agentId: string): Promise<ApiKeyRecord[]> {
+    return (await this.db().selectFrom('apiKeys').selectAll().where('agentId', '=', agentId).orderBy('createdAt').execute()).map(toKey)
+  }
+
+  async listOperatorKeys(): Promise<ApiKeyRecord[]> {
+    return (await this.db().selectFrom('apiKeys').selectAll().where('kind', '=', 'operator').orderBy('createdAt').execute()).map(toKey)
+  }
+
+  async countOperatorKeys(): Promise<number> {
+    const row = await this.db()
+      .selectFrom('apiKeys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('kind', '=', 'operator')
+      .where('revokedAt', 'is', null)
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+
+  async revoke(id: string): Promise<boolean> {
+    const r = await this.db().updateTable('apiKeys').set({ revokedAt: now() }).where('id', '=', id).where('revokedAt', 'is', null).executeTakeFirst()
+    return Number(r.numUpdatedRows) > 0
+  }
+}

@@ -1,0 +1,65 @@
+import { sql, type Kysely } from 'kysely'
+import type { NewSquad, Squad, SquadPatch, SquadRepository } from '@slaw/core'
+import type { Database, Row } from '../schema.js'
+import { guardUnique, now } from '../sql-helpers.js'
+
+export const toSquad = (r: Row<'squads'>): Squad => ({
+  id: r.id,
+  name: r.name,
+  slug: r.slug,
+  status: r.status as Squad['status'],
+  issuePrefix: r.issuePrefix,
+  budgetMonthlyCents: r.budgetMonthlyCents,
+  budgetHardStop: r.budgetHardStop,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+})
+
+export class PgSquadRepository implements SquadRepository {
+  constructor(private readonly db: () => Kysely<Database>) {}
+
+  async insert(s: NewSquad): Promise<Squad> {
+    const row = await guardUnique(this.db().insertInto('squads').values({ id: s.id, name: s.name, slug: s.slug, issuePrefix: s.issuePrefix }).returningAll().executeTakeFirstOrThrow())
+    return toSquad(row)
+  }
+
+  async get(id: string): Promise<Squad | undefined> {
+    const row = await this.db().selectFrom('squads').selectAll().where('id', '=', id).executeTakeFirst()
+    return row && toSquad(row)
+  }
+
+  async list(filter: { ids?: string[] } = {}): Promise<Squad[]> {
+    let q = this.db().selectFrom('squads').selectAll().orderBy('createdAt').orderBy('id')
+    if (filter.ids) {
+      if (!filter.ids.length) return []
+      q = q.where('id', 'in', filter.ids)
+    }
+    return (await q.execute()).map(toSquad)
+  }
+
+  async takenPrefixes(candidates: string[]): Promise<string[]> {
+    if (!candidates.length) return []
+    const rows = await this.db().selectFrom('squads').select('issuePrefix').where('issuePrefix', 'in', candidates).execute()
+    return rows.map((r) => r.issuePrefix)
+  }
+
+  async update(id: string, patch: SquadPatch): Promise<Squad | undefined> {
+    const row = await this.db().updateTable('squads').set({ ...patch, updatedAt: now() }).where('id', '=', id).returningAll().executeTakeFirst()
+    return row && toSquad(row)
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const r = await this.db().deleteFrom('squads').where('id', '=', id).executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+
+  async nextIssueNumber(id: string): Promise<number> {
+    const row = await this.db()
+      .updateTable('squads')
+      .set({ issueCounter: sql`issue_counter + 1` })
+      .where('id', '=', id)
+      .returning('issueCounter')
+      .executeTakeFirstOrThrow()
+    return row.issueCounter
+  }
+}
