@@ -1,5 +1,6 @@
 import { SlawError, invalid, notFound } from '../errors.js'
 import type { ApiKeyRecord } from '../records.js'
+import { UniqueViolation } from '../contracts/storage.js'
 import { requireOperator, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
 import { hashToken, isUuid, newToken, uuidv7 } from './ids.js'
@@ -61,13 +62,24 @@ export class AuthService {
    * Operator key stored, one is created and returned so the caller can print it once.
    */
   async bootstrapOperatorKey(token: string | undefined): Promise<{ createdToken?: string }> {
+    // Nodes starting together must not both create a first key: the lock makes one go first.
+    return this.ctx.locks.withLock('slaw:bootstrap-operator-key', 30_000, () => this.bootstrapLocked(token))
+  }
+
+  private async bootstrapLocked(token: string | undefined): Promise<{ createdToken?: string }> {
     const { storage } = this.ctx
     if (token) {
       if (!bearer.test(`Bearer ${token}`)) throw new Error('SVC_OPERATOR_KEY must be 16-512 characters of [A-Za-z0-9._~+/=-]')
       const hash = hashToken(token)
       const existing = await storage.keys.findByHash(hash)
-      if (!existing) await storage.keys.insert({ id: uuidv7(), kind: 'operator', name: 'bootstrap (SVC_OPERATOR_KEY)', agentId: null, squadId: null, tokenHash: hash, expiresAt: null })
-      else if (existing.kind !== 'operator' || existing.revokedAt) throw new Error('SVC_OPERATOR_KEY matches a revoked or non-operator key')
+      if (!existing) {
+        try {
+          await storage.keys.insert({ id: uuidv7(), kind: 'operator', name: 'bootstrap (SVC_OPERATOR_KEY)', agentId: null, squadId: null, tokenHash: hash, expiresAt: null })
+        } catch (err) {
+          // Another node (with in-process locks) inserted the same key first: that is the outcome we want.
+          if (!(err instanceof UniqueViolation)) throw err
+        }
+      } else if (existing.kind !== 'operator' || existing.revokedAt) throw new Error('SVC_OPERATOR_KEY matches a revoked or non-operator key')
       return {}
     }
     if ((await storage.keys.countOperatorKeys()) > 0) return {}

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { ApiKeyRecord, KeyRepository, NewApiKey } from '@slaw/core'
 import type { Database, Row } from '../schema.js'
-import { now } from '../sql-helpers.js'
+import { guardUnique, now } from '../sql-helpers.js'
 
 const toKey = (r: Row<'apiKeys'>): ApiKeyRecord => ({ ...r })
 
@@ -9,7 +9,7 @@ export class PgKeyRepository implements KeyRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
   async insert(k: NewApiKey): Promise<ApiKeyRecord> {
-    return toKey(await this.db().insertInto('apiKeys').values(k).returningAll().executeTakeFirstOrThrow())
+    return toKey(await guardUnique(this.db().insertInto('apiKeys').values(k).returningAll().executeTakeFirstOrThrow()))
   }
 
   async findByHash(tokenHash: string): Promise<ApiKeyRecord | undefined> {

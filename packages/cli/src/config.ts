@@ -1,0 +1,69 @@
+import { parseArgs } from 'node:util'
+
+/** Everything `slaw start` reads, from flags first and the environment second (DECISIONS.md section 1). */
+export interface StartConfig {
+  port: number
+  host: string
+  operatorKey: string | undefined
+  databaseUrl: string | undefined
+  redisUrl: string | undefined
+  dataDir: string
+  masterKey: string | undefined
+  logLevel: string
+  tower:
+    | {
+        url: string
+        mode: 'enforce' | 'advisory'
+        instanceId: string | undefined
+        heartbeatSec: number
+        syncSec: number
+        enrollmentSecret: string | undefined
+      }
+    | undefined
+}
+
+export class ConfigError extends Error {}
+
+function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`)
+  return n
+}
+
+export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartConfig {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'log-level': { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  })
+  const towerUrl = env.SVC_TOWER_URL?.trim()
+  const mode = env.SVC_TOWER_MODE?.trim() || 'enforce'
+  if (mode !== 'enforce' && mode !== 'advisory') throw new ConfigError(`SVC_TOWER_MODE must be enforce or advisory (got "${mode}")`)
+  return {
+    port: int('PORT', values.port ?? env.PORT, 3100, 0, 65535),
+    host: values.host ?? env.HOST ?? '127.0.0.1',
+    operatorKey: env.SVC_OPERATOR_KEY || undefined,
+    databaseUrl: env.DATABASE_URL || undefined,
+    redisUrl: env.REDIS_URL || undefined,
+    dataDir: values['data-dir'] ?? env.SVC_DATA_DIR ?? './.slaw',
+    masterKey: env.SVC_MASTER_KEY || undefined,
+    logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
+    tower: towerUrl
+      ? {
+          url: towerUrl,
+          mode,
+          instanceId: env.SVC_INSTANCE_ID || undefined,
+          heartbeatSec: int('SVC_TOWER_HEARTBEAT_SEC', env.SVC_TOWER_HEARTBEAT_SEC, 60, 5, 3600),
+          syncSec: int('SVC_TOWER_SYNC_SEC', env.SVC_TOWER_SYNC_SEC, 30, 10, 3600),
+          enrollmentSecret: env.SVC_TOWER_ENROLLMENT_SECRET || undefined,
+        }
+      : undefined,
+  }
+}

@@ -1,0 +1,3 @@
+export { runCli } from './cli.js'
+export { readStartConfig, ConfigError, type StartConfig } from './config.js'
+export { startInstance } from './start.js'

@@ -1,0 +1,178 @@
+import type { Storage } from '../contracts/storage.js'
+import { UniqueViolation } from '../contracts/storage.js'
+import { uuidv7 } from '../services/ids.js'
+import type { ContractTest } from './contract-test.js'
+
+export interface StorageContractOptions {
+  /** Skip the whole kit with this reason (e.g. a server that is not configured here). */
+  skip?: string | false
+}
+
+/** What a kit run needs from the author: a fresh, empty storage, and how to dispose of it. */
+export type MakeStorage = () => Promise<{ storage: Storage; dispose?: () => Promise<void> }>
+
+/**
+ * The contract every Storage implementation must keep: transactions that roll back whole,
+ * nested transactions that join, stable unique-violation names, an atomic issue counter, a
+ * conditional checkout with one winner, an outbox read in order, and jobs claimed once.
+ *
+ * @example
+ * ```ts
+ * import t from 'tap'
+ * import { storageContract } from '@slaw/core/testing'
+ * storageContract(t, async () => ({ storage: myStorage(), dispose: () => dropDatabase() }))
+ * ```
+ */
+export function storageContract(t: ContractTest, make: MakeStorage, options: StorageContractOptions = {}): void {
+  const kit = (name: string, fn: (t: ContractTest, s: Storage) => Promise<void>) =>
+    t.test(`storage contract: ${name}`, { skip: options.skip ?? false }, async (t) => {
+      const { storage, dispose } = await make()
+      t.teardown(async () => {
+        await storage.close()
+        await dispose?.()
+      })
+      await storage.migrate()
+      await fn(t, storage)
+    })
+
+  const squad = async (s: Storage, slug = `s-${uuidv7().slice(-12)}`) =>
+    s.squads.insert({ id: uuidv7(), name: slug, slug, issuePrefix: slug.replace(/[^a-z]/g, '').slice(0, 4).toUpperCase() + uuidv7().slice(-4).replace(/[^a-f]/g, 'x').toUpperCase() })
+  const agent = async (s: Storage, squadId: string, name: string) =>
+    s.agents.insert({ id: uuidv7(), squadId, name, role: 'general', title: null, adapterType: 'process', reportsToAgentId: null, prompt: null, desiredSkills: [] })
+  const issue = async (s: Storage, squadId: string, n: number) =>
+    s.issues.insert({
+      id: uuidv7(), squadId, number: n, identifier: `T${uuidv7().slice(-6)}-${n}`, title: `issue ${n}`, description: null, status: 'todo', priority: 'medium',
+      assigneeAgentId: null, assigneeUserId: null, parentId: null, goalId: null, projectId: null, billingCode: null,
+    })
+
+  kit('migrate is idempotent and safe to repeat', async (t, s) => {
+    await s.migrate()
+    await Promise.all([s.migrate(), s.migrate()])
+    await s.ping()
+    t.ok(true, 'migrated three more times')
+  })
+
+  kit('a throw rolls the whole transaction back; nested calls join it', async (t, s) => {
+    const id = uuidv7()
+    const failure = new Error('boom')
+    let caught: unknown
+    try {
+      await s.transaction(async (tx) => {
+        await tx.squads.insert({ id, name: 'rollback', slug: `rb-${id.slice(-8)}`, issuePrefix: `RB${id.slice(-2)}`.toUpperCase() })
+        await s.transaction(async (inner) => inner.activity.insert({ id: uuidv7(), squadId: id, actorType: 'system', actorId: 't', action: 'x', entityType: 'squad', entityId: id, agentId: null, runId: null, details: null }))
+        t.ok(await s.squads.get(id), 'visible inside the transaction through the storage itself')
+        throw failure
+      })
+    } catch (err) {
+      caught = err
+    }
+    t.equal(caught, failure, 'the error propagates')
+    t.equal(await s.squads.get(id), undefined, 'the insert was rolled back')
+    t.same(await s.activity.list({ squadId: id, limit: 10 }), [], 'the nested insert was rolled back too')
+  })
+
+  kit('unique constraints surface as UniqueViolation with stable names', async (t, s) => {
+    const a = await squad(s)
+    let err: unknown
+    try {
+      await s.squads.insert({ id: uuidv7(), name: 'dup', slug: a.slug, issuePrefix: 'ZZZZ' })
+    } catch (e) {
+      err = e
+    }
+    t.ok(err instanceof UniqueViolation, 'UniqueViolation')
+    t.equal((err as UniqueViolation).constraint, 'squads_slug')
+    await agent(s, a.id, 'bob')
+    err = undefined
+    try {
+      await agent(s, a.id, 'bob')
+    } catch (e) {
+      err = e
+    }
+    t.equal((err as UniqueViolation).constraint, 'agents_squad_name')
+  })
+
+  kit('issue numbers are reserved atomically', async (t, s) => {
+    const a = await squad(s)
+    const numbers = await Promise.all(Array.from({ length: 20 }, () => s.transaction((tx) => tx.squads.nextIssueNumber(a.id))))
+    t.same([...numbers].sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i + 1), 'twenty distinct numbers 1..20')
+  })
+
+  kit('checkout is a conditional update with one winner', async (t, s) => {
+    const a = await squad(s)
+    const agents = await Promise.all(Array.from({ length: 8 }, (_, i) => agent(s, a.id, `agent-${i}`)))
+    const i1 = await issue(s, a.id, 1)
+    const results = await Promise.all(agents.map((ag) => s.transaction((tx) => tx.issues.checkout({ id: i1.id, agentId: ag.id, allowedStatuses: ['todo'] }))))
+    const winners = results.filter(Boolean)
+    t.equal(winners.length, 1, 'exactly one checkout applied')
+    t.equal(winners[0]!.status, 'in_progress')
+    t.equal(winners[0]!.checkoutAgentId, winners[0]!.assigneeAgentId)
+    const again = await s.issues.checkout({ id: i1.id, agentId: winners[0]!.checkoutAgentId!, allowedStatuses: ['in_progress'] })
+    t.ok(again, 'the holder may check out again')
+    const wrongStatus = await s.issues.checkout({ id: (await issue(s, a.id, 2)).id, agentId: agents[0]!.id, allowedStatuses: ['backlog'] })
+    t.equal(wrongStatus, undefined, 'refused when the status is not allowed')
+    const released = await s.issues.release(i1.id, agents.find((x) => x.id !== winners[0]!.checkoutAgentId)!.id)
+    t.equal(released, undefined, 'only the holder releases')
+    t.equal((await s.issues.release(i1.id, winners[0]!.checkoutAgentId))?.checkoutAgentId, null)
+  })
+
+  kit('the outbox is read in commit order and never shows rolled-back rows', async (t, s) => {
+    const a = await squad(s)
+    const row = (n: number) => ({ kind: 'fact' as const, entityType: 'test', entityId: String(n), squadId: a.id, payload: { n } })
+    const start = await s.outbox.readAfter('0', 100_000)
+    const cursor = start.length ? start[start.length - 1]!.seq : '0'
+    await s.transaction(async (tx) => tx.outbox.append([row(1), row(2)]))
+    try {
+      await s.transaction(async (tx) => {
+        await tx.outbox.append([row(99)])
+        throw new Error('rollback')
+      })
+    } catch {
+      // expected
+    }
+    await Promise.all([3, 4, 5].map((n) => s.transaction((tx) => tx.outbox.append([row(n)]))))
+    const read = await s.outbox.readAfter(cursor, 100)
+    t.same(read.map((r) => r.payload.n).slice(0, 2), [1, 2], 'rows of one transaction stay together, in order')
+    t.same(read.map((r) => r.payload.n).sort(), [1, 2, 3, 4, 5], 'every committed row, and no rolled-back one')
+    const seqs = read.map((r) => BigInt(r.seq))
+    t.ok(seqs.every((x, i) => i === 0 || x > seqs[i - 1]!), 'sequence numbers increase')
+    t.same(await s.outbox.readAfter(read[read.length - 1]!.seq, 100), [], 'nothing after the last')
+    t.equal(await s.outbox.countAfter(read[1]!.seq), 3)
+  })
+
+  kit('jobs are claimed by one worker only, and a lapsed lease is claimable again', async (t, s) => {
+    for (let i = 0; i < 6; i++) await s.jobs.enqueue({ id: uuidv7(), kind: 'contract', squadId: null, payload: { i } })
+    const [a, b] = await Promise.all([s.jobs.claim(['contract'], 'w1', 60_000, 6), s.jobs.claim(['contract'], 'w2', 60_000, 6)])
+    const ids = [...a, ...b].map((j) => j.id)
+    t.equal(ids.length, 6, 'all six claimed')
+    t.equal(new Set(ids).size, 6, 'none claimed twice')
+    const first = (a[0] ?? b[0])!
+    const owner = a.includes(first) ? 'w1' : 'w2'
+    t.equal(await s.jobs.complete(first.id, owner === 'w1' ? 'w2' : 'w1', null), false, 'another worker cannot complete it')
+    t.equal(await s.jobs.complete(first.id, owner, { done: true }), true)
+    t.same((await s.jobs.get(first.id))?.result, { done: true })
+    await s.jobs.enqueue({ id: uuidv7(), kind: 'lease', squadId: null, payload: {} })
+    const [leased] = await s.jobs.claim(['lease'], 'w1', 1, 1)
+    await new Promise((r) => setTimeout(r, 30))
+    const [again] = await s.jobs.claim(['lease'], 'w2', 60_000, 1)
+    t.equal(again?.id, leased?.id, 'the lapsed lease was taken over')
+    t.equal(again?.attempts, 2)
+  })
+
+  kit('interactions are idempotent and documents guard their revision', async (t, s) => {
+    const a = await squad(s)
+    const i1 = await issue(s, a.id, 1)
+    const base = { issueId: i1.id, squadId: a.id, kind: 'request_confirmation' as const, payload: { prompt: 'ok?' }, continuationPolicy: null, idempotencyKey: 'k1', createdByType: 'system' as const, createdById: 't' }
+    const first = await s.interactions.insert({ ...base, id: uuidv7() })
+    const second = await s.interactions.insert({ ...base, id: uuidv7() })
+    t.equal(first.created, true)
+    t.equal(second.created, false)
+    t.equal(second.interaction.id, first.interaction.id)
+    const rev1 = uuidv7()
+    const doc = await s.documents.put({ id: uuidv7(), issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'v1', baseRevisionId: null, newRevisionId: rev1 })
+    t.equal(doc?.revisionId, rev1)
+    t.equal(await s.documents.put({ id: uuidv7(), issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'x', baseRevisionId: null, newRevisionId: uuidv7() }), undefined, 'create over an existing document is a conflict')
+    t.ok(await s.documents.put({ id: doc!.id, issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'v2', baseRevisionId: rev1, newRevisionId: uuidv7() }))
+    t.equal(await s.documents.put({ id: doc!.id, issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'v3', baseRevisionId: rev1, newRevisionId: uuidv7() }), undefined, 'a stale revision is a conflict')
+    t.equal((await s.documents.get(i1.id, 'plan'))?.body, 'v2')
+  })
+}
