@@ -1,0 +1,3 @@
+// Public surface of @slaw/lock-redis.
+export { redisLocks } from './redis-locks.js'
+export type { RedisLocksOptions } from './redis-locks.js'
