@@ -1,10 +1,14 @@
 import { ConfigError, readStartConfig } from './config.js'
 import { startInstance } from './start.js'
+import { startTowerFromEnv } from '@slaw/tower'
 
 const usage = `Usage: slaw <command> [options]
 
 Commands:
   start [--port N] [--host H] [--data-dir DIR]   run an instance (PGlite in ./.slaw unless DATABASE_URL is set)
+  tower                                          run the reference control tower (@slaw/tower; PORT default 3200,
+                                                 DATABASE_URL or SVC_TOWER_DATA_DIR, SVC_TOWER_ADMIN_KEY,
+                                                 SVC_TOWER_ENROLLMENT_SECRET)
   help                                           this text
 
 Environment: PORT, HOST, SVC_OPERATOR_KEY, DATABASE_URL, REDIS_URL, SVC_DATA_DIR (memory:// for in-memory),
@@ -18,6 +22,8 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
   switch (command) {
     case 'start':
       return start(rest)
+    case 'tower':
+      return tower(rest)
     case undefined:
     case 'help':
     case '--help':
@@ -59,5 +65,26 @@ async function start(argv: string[]): Promise<number | undefined> {
   }
   process.once('SIGINT', () => stop('SIGINT'))
   process.once('SIGTERM', () => stop('SIGTERM'))
+  return undefined
+}
+
+async function tower(argv: string[]): Promise<number | undefined> {
+  if (argv.length) {
+    process.stderr.write(`slaw tower: takes no arguments; configure it with the environment (see slaw help)\n`)
+    return 2
+  }
+  const started = await startTowerFromEnv(process.env)
+  process.stderr.write(`slaw tower: serving ingest v1 at ${started.address}/api/ingest/v1\n`)
+  let stopping = false
+  const stop = () => {
+    if (stopping) return
+    stopping = true
+    started.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    )
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
   return undefined
 }

@@ -107,9 +107,12 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     kickJobs: () => jobs.kick(),
     now: () => new Date(),
     principalsChanged: () => services.auth.invalidate(),
+    towerManagesSkills: () => options.tower?.managesSkills?.() ?? false,
   }
   jobs = new JobRunner(ctx, options.jobs || {})
   services = createServices(ctx)
+  jobs.register('squad_export', (job) => services.exports.runJob(job))
+  if (options.tower) services.tower.attach(options.tower)
 
   if (options.migrate !== false) await storage.migrate()
   const { createdToken } = await services.auth.bootstrapOperatorKey(options.operatorKey)
@@ -128,7 +131,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
   })
   app.addHook('onReady', async () => {
     if (options.jobs !== false) jobs.start()
-    if (options.tower) await options.tower.start({ storage, log, slawVersion })
+    if (options.tower) await options.tower.start({ storage, log, slawVersion, skills: () => services.tower.skills() })
     state = 'ready'
   })
 

@@ -41,6 +41,12 @@ eachBackend(t, 'squads: slug rules and Operator-only writes', async (t, api) => 
   isError(t, await api.call('POST', '/api/squads', { name: '   ' }), 400, 'invalid_payload', 'blank name')
   isError(t, await api.call('POST', '/api/squads', { name: 'Dup', slug: 'ops-2024' }), 409, 'slug_taken')
 
+  // Concurrent creates of one name: each gets its own slug and prefix, none fails.
+  const racers = await Promise.all(Array.from({ length: 6 }, () => api.call('POST', '/api/squads', { name: 'Race Team' })))
+  t.same(racers.map((r) => r.status), [201, 201, 201, 201, 201, 201], 'concurrent creates all succeed')
+  t.equal(new Set(racers.map((r) => r.body.squad?.slug)).size, 6, 'distinct slugs')
+  t.equal(new Set(racers.map((r) => r.body.squad?.issuePrefix)).size, 6, 'distinct prefixes')
+
   const s = await api.seed('Alpha')
   isError(t, await api.call('POST', '/api/squads', { name: 'x' }, s.agentToken), 403, 'forbidden', 'agent creates squad')
   isError(t, await api.call('PATCH', `/api/squads/${s.squadId}`, { name: 'y' }, s.agentToken), 403, 'forbidden', 'agent renames squad')

@@ -4,6 +4,11 @@ import type { Storage, StorageSession } from '@slaw/core'
 import { migrationProvider } from './migrations/index.js'
 import type { Database } from './schema.js'
 import { PgActivityRepository } from './repositories/activity.js'
+import { PgApprovalRepository } from './repositories/approvals.js'
+import { PgBudgetRepository } from './repositories/budgets.js'
+import { PgCostRepository } from './repositories/costs.js'
+import { PgDashboardRepository } from './repositories/dashboard.js'
+import { PgWorkspaceRepository } from './repositories/workspaces.js'
 import { PgAgentRepository } from './repositories/agents.js'
 import { PgGoalRepository, PgProjectRepository } from './repositories/goals-projects.js'
 import { PgCommentRepository, PgDocumentRepository, PgInteractionRepository } from './repositories/issue-records.js'
@@ -12,6 +17,8 @@ import { PgJobRepository, PgWakeupRepository } from './repositories/jobs.js'
 import { PgKeyRepository } from './repositories/keys.js'
 import { PgOutboxRepository } from './repositories/outbox.js'
 import { PgSquadRepository } from './repositories/squads.js'
+import { PgSkillRepository } from './repositories/skills.js'
+import { PgTowerStateRepository } from './repositories/tower-state.js'
 
 export type Db = Kysely<Database>
 
@@ -31,6 +38,13 @@ export function createSession(db: () => Db): StorageSession {
     wakeups: new PgWakeupRepository(db),
     goals: new PgGoalRepository(db),
     projects: new PgProjectRepository(db),
+    approvals: new PgApprovalRepository(db),
+    workspaces: new PgWorkspaceRepository(db),
+    costs: new PgCostRepository(db),
+    budgets: new PgBudgetRepository(db),
+    dashboard: new PgDashboardRepository(db),
+    skills: new PgSkillRepository(db),
+    towerState: new PgTowerStateRepository(db),
   }
 }
 
@@ -56,7 +70,9 @@ export class KyselyStorage implements Storage {
 
   constructor(options: KyselyStorageOptions) {
     this.name = options.name
-    this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin()] })
+    // Columns are mapped to camelCase; jsonb values (activity details, payloads, permissions) are
+    // user data and keep their keys exactly as written (`api_key` must not come back as `apiKey`).
+    this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] })
     this.onClose = options.onClose
     this.session = createSession(() => this.current.getStore() ?? this.db)
   }
@@ -74,6 +90,13 @@ export class KyselyStorage implements Storage {
   get wakeups() { return this.session.wakeups }
   get goals() { return this.session.goals }
   get projects() { return this.session.projects }
+  get approvals() { return this.session.approvals }
+  get workspaces() { return this.session.workspaces }
+  get costs() { return this.session.costs }
+  get budgets() { return this.session.budgets }
+  get skills() { return this.session.skills }
+  get towerState() { return this.session.towerState }
+  get dashboard() { return this.session.dashboard }
 
   async migrate(): Promise<void> {
     const migrator = new Migrator({ db: this.db, provider: migrationProvider, migrationTableName: 'slaw_migration', migrationLockTableName: 'slaw_migration_lock' })

@@ -1,4 +1,7 @@
 import type { ColumnType, Generated, Insertable, RawBuilder, Selectable } from 'kysely'
+import type { GovernanceTables } from './schema-governance.js'
+import type { SkillTables } from './schema-skills.js'
+import type { TowerTables } from './schema-tower.js'
 
 /** Table shapes as Kysely sees them (camelCase: the CamelCasePlugin maps to snake_case columns). */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
@@ -15,6 +18,7 @@ export interface SquadsTable {
   issueCounter: Generated<number>
   budgetMonthlyCents: number | null
   budgetHardStop: Generated<boolean>
+  budgetMonthlyTokens: number | null
   createdAt: CreatedAt
   updatedAt: Timestamp
 }
@@ -34,6 +38,7 @@ export interface AgentsTable {
   instructionsPath: string | null
   runtimeState: Json<Record<string, unknown>>
   budgetMonthlyCents: number | null
+  budgetMonthlyTokens: number | null
   pauseReason: string | null
   createdAt: CreatedAt
   updatedAt: Timestamp
@@ -195,7 +200,7 @@ export interface AgentWakeupsTable {
   createdAt: CreatedAt
 }
 
-export interface Database {
+export interface Database extends GovernanceTables, SkillTables, TowerTables {
   squads: SquadsTable
   agents: AgentsTable
   apiKeys: ApiKeysTable

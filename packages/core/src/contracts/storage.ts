@@ -1,7 +1,13 @@
 import type {
-  ActivityEntry, Goal, Project, Agent, AgentWakeup, ApiKeyRecord, Comment, Interaction, InteractionStatus, Issue,
+  ActivityEntry, Agent, AgentWakeup, ApiKeyRecord, Comment, Interaction, InteractionStatus, Issue,
   IssueDocument, IssuePriority, IssueRef, IssueStatus, IssueSummary, Job, OutboxEntry, Squad,
 } from '../records.js'
+import type { ApprovalRepository, BudgetRepository, CostRepository, DashboardRepository, GoalRepository, ProjectRepository, WorkspaceRepository } from './governance.js'
+export type * from './governance.js'
+import type { SkillRepository } from './skills.js'
+export type * from './skills.js'
+import type { TowerStateRepository } from './tower-state.js'
+export type * from './tower-state.js'
 
 /**
  * Storage: everything slaw persists, behind narrow repositories.
@@ -47,6 +53,13 @@ export interface StorageSession {
   readonly wakeups: WakeupRepository
   readonly projects: ProjectRepository
   readonly goals: GoalRepository
+  readonly approvals: ApprovalRepository
+  readonly workspaces: WorkspaceRepository
+  readonly costs: CostRepository
+  readonly budgets: BudgetRepository
+  readonly dashboard: DashboardRepository
+  readonly skills: SkillRepository
+  readonly towerState: TowerStateRepository
 }
 
 /** Thrown by any write that breaks a unique constraint; `constraint` is one of `UniqueConstraint`. */
@@ -321,10 +334,4 @@ export interface WakeupRepository {
   listQueued(agentId: string): Promise<AgentWakeup[]>
 }
 
-export interface GoalRepository {
-  get(id: string): Promise<Goal | undefined>
-}
-
-export interface ProjectRepository {
-  get(id: string): Promise<Project | undefined>
-}
+// Goal and project repositories live in governance.ts with the rest of governance and money.

@@ -5,7 +5,7 @@ import type { TowerClient } from '../contracts/tower-client.js'
 import { ErrorBody } from '../schemas/common.js'
 import type { Services } from '../services/index.js'
 import { authPlugin } from './auth.js'
-import { installErrorHandler } from './error-handler.js'
+import { frameworkErrors, installErrorHandler } from './error-handler.js'
 import { validatorCompiler } from './validation.js'
 import { healthRoutes } from '../routes/health.js'
 import { openapiRoutes } from '../routes/openapi.js'
@@ -15,6 +15,14 @@ import { issueRoutes } from '../routes/issues.js'
 import { issueRecordRoutes } from '../routes/issue-records.js'
 import { activityRoutes } from '../routes/activity.js'
 import { operatorKeyRoutes } from '../routes/operator-keys.js'
+import { exportRoutes } from '../routes/exports.js'
+import { towerRoutes } from '../routes/tower.js'
+import { skillRoutes } from '../routes/skills.js'
+import { approvalRoutes } from '../routes/approvals.js'
+import { goalRoutes } from '../routes/goals.js'
+import { projectRoutes } from '../routes/projects.js'
+import { costRoutes } from '../routes/costs.js'
+import { dashboardRoutes } from '../routes/dashboard.js'
 import './types.js'
 
 export interface BuildAppOptions {
@@ -27,7 +35,7 @@ export interface BuildAppOptions {
 }
 
 /** Every route plugin of the local API, in registration order. Later features append here. */
-export const routePlugins = [squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes]
+export const routePlugins = [squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, exportRoutes, towerRoutes, skillRoutes, approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes]
 
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -37,12 +45,15 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance
 
   app.setValidatorCompiler(validatorCompiler())
   app.decorate('slaw', { services: opts.services })
   app.addSchema(ErrorBody)
   installErrorHandler(app)
+  // JSON only: fastify's built-in text/plain parser would turn a text body into a 400; it is a 415.
+  app.removeContentTypeParser('text/plain')
 
   await app.register(swagger, {
     openapi: {

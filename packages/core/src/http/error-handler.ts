@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LockUnavailableError } from '../contracts/lock-provider.js'
 import { SlawError, type ErrorDetail } from '../errors.js'
 
@@ -19,12 +19,24 @@ function detailsOf(validation: AjvIssue[], context: string | undefined): ErrorDe
   })
 }
 
+/**
+ * Fastify's `frameworkErrors`: failures the router meets before any route runs. A path segment that
+ * is not valid percent-encoding, or longer than any id, names no resource: 404 with the error body.
+ */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const out = err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new SlawError('not_found') : new SlawError('internal_error')
+  void reply.status(out.statusCode).send(out.toJSON())
+}
+
 /** Maps every failure onto the error body of DECISIONS.md. 5xx bodies never carry internals. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvIssue[]; validationContext?: string }, request, reply) => {
     let out: SlawError
     if (err instanceof SlawError) out = err
-    else if (err.validation) {
+    else if (err.validation && err.validationContext === 'params') {
+      // Path segments name resources: a malformed one names nothing (DECISIONS.md: 404, never 400/500).
+      out = new SlawError('not_found')
+    } else if (err.validation) {
       const details = detailsOf(err.validation, err.validationContext)
       out = new SlawError('invalid_payload', `Invalid ${err.validationContext ?? 'request'}: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details)
     } else if (err instanceof LockUnavailableError) out = new SlawError('lock_unavailable')

@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv'
+import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 
@@ -24,5 +24,47 @@ function makeAjv(coerce: boolean) {
 export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   const strict = makeAjv(false)
   const coercing = makeAjv(true)
-  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object)
+  return ({ schema, httpPart }) => withoutNul((httpPart === 'body' ? strict : coercing).compile(schema as object))
+}
+
+type Validate = ValidateFunction<unknown>
+
+/**
+ * PostgreSQL text and jsonb cannot hold U+0000, so a NUL anywhere in the input (a value or a key, at
+ * any depth) is refused as invalid input here, before it can reach storage as a 500.
+ */
+function withoutNul(validate: Validate): Validate {
+  const wrapped = ((data: unknown, ctx?: Parameters<Validate>[1]) => {
+    const at = nulPath(data)
+    if (at !== undefined) {
+      wrapped.errors = [{ instancePath: at, schemaPath: '#', keyword: 'nul', message: 'must not contain the NUL character (U+0000)', params: {} }]
+      return false
+    }
+    const ok = validate(data, ctx)
+    wrapped.errors = validate.errors ?? null
+    return ok
+  }) as Validate
+  // Fastify passes the parent object to Ajv functions (so a root value can be coerced): keep that.
+  Object.assign(wrapped, { schema: validate.schema, schemaEnv: validate.schemaEnv })
+  return wrapped
+}
+
+/** JSON-pointer path of the first string or key holding a NUL, if any; iterative, so depth is no risk. */
+function nulPath(root: unknown): string | undefined {
+  const stack: Array<[unknown, string]> = [[root, '']]
+  while (stack.length) {
+    const [value, path] = stack.pop()!
+    if (typeof value === 'string') {
+      if (value.includes('\0')) return path
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => stack.push([v, `${path}/${i}`]))
+    } else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) {
+        const child = `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`
+        if (k.includes('\0')) return child
+        stack.push([v, child])
+      }
+    }
+  }
+  return undefined
 }

@@ -55,7 +55,11 @@ export const issueRecordRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   for (const action of ['accept', 'reject', 'respond'] as const) {
     app.post(`/api/issues/:id/interactions/:interactionId/${action}`, {
-      schema: { tags, params: InteractionParams, body: Type.Optional(ResolveInteractionBody), response: { 200: Type.Object({ interaction: InteractionSchema, createdIssueIds: Type.Array(Uuid) }), ...errors } },
+      schema: { tags, params: InteractionParams, body: ResolveInteractionBody, response: { 200: Type.Object({ interaction: InteractionSchema, createdIssueIds: Type.Array(Uuid) }), ...errors } },
+      // The body is optional (a bare accept or reject): no body validates as `{}`.
+      preValidation: async (req) => {
+        if (req.body === undefined || req.body === null) req.body = {}
+      },
     }, async (req) => {
       const { interaction, createdIssueIds } = await issueRecords.resolveInteraction(req.actor, req.params.id, req.params.interactionId, action, req.body ?? {})
       return { interaction: presentInteraction(interaction), createdIssueIds }

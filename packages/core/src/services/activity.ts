@@ -33,9 +33,9 @@ export class ActivityService {
     squadId: string,
     input: { actorId: string; action: string; entityType: string; entityId: string; actorType?: ActorType; agentId?: string | null; details?: Record<string, unknown> | null },
   ): Promise<ActivityEntry> {
-    requireOperator(actor)
     return this.ctx.storage.transaction(async (tx) => {
       await this.squads.visible(tx, actor, squadId)
+      requireOperator(actor)
       if (input.agentId) {
         const agent = await tx.agents.get(input.agentId)
         if (!agent || agent.squadId !== squadId) throw invalid('/agentId', 'agentId must be an agent of this squad')

@@ -38,6 +38,16 @@ export class AgentService {
     return agent
   }
 
+  /**
+   * An agent for an Operator-only action. Visibility comes first, so another squad's agent key gets
+   * 404 (DECISIONS.md: ids do not leak), and its own squad's agent key gets 403.
+   */
+  private async managed(session: StorageSession, actor: Actor, agentId: string): Promise<Agent> {
+    const agent = await this.visible(session, actor, agentId)
+    requireOperator(actor)
+    return agent
+  }
+
   get(actor: Actor, agentId: string): Promise<Agent> {
     return this.visible(this.ctx.storage, actor, agentId)
   }
@@ -54,8 +64,11 @@ export class AgentService {
   }
 
   async create(actor: Actor, squadId: string, input: CreateAgentInput): Promise<Agent> {
-    requireOperator(actor)
-    return this.ctx.storage.transaction((tx) => this.createIn(tx, actor, squadId, input))
+    return this.ctx.storage.transaction(async (tx) => {
+      await this.squads.visible(tx, actor, squadId)
+      requireOperator(actor)
+      return this.createIn(tx, actor, squadId, input)
+    })
   }
 
   /** Creation inside a caller's transaction (direct create, and an approved hire). */
@@ -102,9 +115,8 @@ export class AgentService {
   }
 
   async update(actor: Actor, agentId: string, input: UpdateAgentInput): Promise<Agent> {
-    requireOperator(actor)
     return this.ctx.storage.transaction(async (tx) => {
-      const current = await this.visible(tx, actor, agentId)
+      const current = await this.managed(tx, actor, agentId)
       const patch: AgentPatch = {}
       if (input.name !== undefined) {
         const name = input.name.trim()
@@ -123,21 +135,22 @@ export class AgentService {
   }
 
   async setStatus(actor: Actor, agentId: string, action: 'pause' | 'resume' | 'terminate'): Promise<void> {
-    requireOperator(actor)
-    await this.ctx.storage.transaction(async (tx) => {
-      const current = await this.visible(tx, actor, agentId)
+    const terminated = await this.ctx.storage.transaction(async (tx) => {
+      const current = await this.managed(tx, actor, agentId)
       if (action === 'terminate') {
-        if (current.status === 'terminated') return
+        if (current.status === 'terminated') return false
         await tx.issues.unassignAgent(agentId)
         await this.apply(tx, actor, current, { status: 'terminated', pauseReason: null }, 'agent.terminated')
-        this.ctx.principalsChanged()
-        return
+        return true
       }
       const next = action === 'pause' ? 'paused' : 'active'
-      if (current.status === next) return
+      if (current.status === next) return false
       await this.assertStatusChange(tx, current, next)
       await this.apply(tx, actor, current, { status: next, pauseReason: next === 'paused' ? 'manual' : null }, `agent.${action === 'pause' ? 'paused' : 'resumed'}`)
+      return false
     })
+    // After the commit: a request that re-read the agent before it would cache the old status again.
+    if (terminated) this.ctx.principalsChanged()
   }
 
   private async assertStatusChange(tx: StorageSession, agent: Agent, next: 'active' | 'paused'): Promise<void> {
@@ -170,9 +183,8 @@ export class AgentService {
   }
 
   async delete(actor: Actor, agentId: string): Promise<void> {
-    requireOperator(actor)
     await this.ctx.storage.transaction(async (tx) => {
-      const agent = await this.visible(tx, actor, agentId)
+      const agent = await this.managed(tx, actor, agentId)
       await tx.issues.unassignAgent(agentId)
       await recordActivity(tx, actor, { squadId: agent.squadId, action: 'agent.deleted', entityType: 'agent', entityId: agentId, agentId: null, details: { name: agent.name } })
       await tx.outbox.append([outboxUpserts.agent(agent, 0, true)])
@@ -182,21 +194,16 @@ export class AgentService {
   }
 
   async setPermissions(actor: Actor, agentId: string, permissions: Record<string, unknown>): Promise<Agent> {
-    requireOperator(actor)
     return this.ctx.storage.transaction(async (tx) => {
-      const current = await this.visible(tx, actor, agentId)
+      const current = await this.managed(tx, actor, agentId)
       return this.apply(tx, actor, current, { permissions }, 'agent.permissions_updated', { keys: Object.keys(permissions).join(',') })
     })
   }
 
   async setInstructionsPath(actor: Actor, agentId: string, instructionsPath: string): Promise<Agent> {
-    requireOperator(actor)
-    const path = instructionsPath.trim()
-    if (!path || path.startsWith('/') || /^[a-z]:[\\/]/i.test(path) || path.split(/[\\/]/).includes('..')) {
-      throw invalid('/instructionsPath', 'instructionsPath must be a repo-relative path without ".."')
-    }
     return this.ctx.storage.transaction(async (tx) => {
-      const current = await this.visible(tx, actor, agentId)
+      const current = await this.managed(tx, actor, agentId)
+      const path = repoRelativePath(instructionsPath)
       return this.apply(tx, actor, current, { instructionsPath: path }, 'agent.instructions_path_updated', { instructionsPath: path })
     })
   }
@@ -223,23 +230,21 @@ export class AgentService {
   // Keys ---------------------------------------------------------------------------------------
 
   async listKeys(actor: Actor, agentId: string): Promise<ApiKeyRecord[]> {
-    requireOperator(actor)
-    await this.visible(this.ctx.storage, actor, agentId)
+    await this.managed(this.ctx.storage, actor, agentId)
     return (await this.ctx.storage.keys.listForAgent(agentId)).filter((k) => !k.revokedAt)
   }
 
   async createKey(actor: Actor, agentId: string, input: { name: string; expiresAt?: string }): Promise<{ key: ApiKeyRecord; token: string }> {
-    requireOperator(actor)
-    const name = input.name.trim()
-    if (!name) throw invalid('/name', 'name must not be blank')
-    let expiresAt: Date | null = null
-    if (input.expiresAt !== undefined) {
-      expiresAt = new Date(input.expiresAt)
-      if (Number.isNaN(expiresAt.getTime())) throw invalid('/expiresAt', 'expiresAt must be an ISO 8601 timestamp')
-      if (expiresAt.getTime() <= this.ctx.now().getTime()) throw invalid('/expiresAt', 'expiresAt must be in the future')
-    }
     return this.ctx.storage.transaction(async (tx) => {
-      const agent = await this.visible(tx, actor, agentId)
+      const agent = await this.managed(tx, actor, agentId)
+      const name = input.name.trim()
+      if (!name) throw invalid('/name', 'name must not be blank')
+      let expiresAt: Date | null = null
+      if (input.expiresAt !== undefined) {
+        expiresAt = new Date(input.expiresAt)
+        if (Number.isNaN(expiresAt.getTime())) throw invalid('/expiresAt', 'expiresAt must be an ISO 8601 timestamp')
+        if (expiresAt.getTime() <= this.ctx.now().getTime()) throw invalid('/expiresAt', 'expiresAt must be in the future')
+      }
       if (agent.status === 'terminated') throw new SlawError('invalid_state', 'A terminated agent gets no new keys.')
       const token = newToken('slaw_ak')
       const key = await tx.keys.insert({ id: uuidv7(), kind: 'agent', name, agentId, squadId: agent.squadId, tokenHash: hashToken(token), expiresAt })
@@ -249,9 +254,8 @@ export class AgentService {
   }
 
   async revokeKey(actor: Actor, agentId: string, keyId: string): Promise<void> {
-    requireOperator(actor)
     await this.ctx.storage.transaction(async (tx) => {
-      const agent = await this.visible(tx, actor, agentId)
+      const agent = await this.managed(tx, actor, agentId)
       const key = isUuid(keyId) ? (await tx.keys.listForAgent(agentId)).find((k) => k.id === keyId && !k.revokedAt) : undefined
       if (!key) throw notFound('Key')
       await tx.keys.revoke(keyId)
@@ -259,6 +263,18 @@ export class AgentService {
     })
     this.ctx.principalsChanged()
   }
+}
+
+/**
+ * A repo-relative path: not absolute (POSIX, Windows drive, UNC or home), no `..` segment, no NUL.
+ * Returns it trimmed.
+ */
+export function repoRelativePath(input: string): string {
+  const path = input.trim()
+  const posix = path.replace(/\\/g, '/')
+  const bad = !path || posix.startsWith('/') || posix.startsWith('~') || /^[a-z]:/i.test(posix) || path.includes('\0') || posix.split('/').includes('..')
+  if (bad) throw invalid('/instructionsPath', 'instructionsPath must be a repo-relative path without ".." (not absolute)')
+  return path
 }
 
 function changedFields(patch: object): Record<string, unknown> {

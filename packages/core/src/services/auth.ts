@@ -5,7 +5,8 @@ import { requireOperator, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
 import { hashToken, isUuid, newToken, uuidv7 } from './ids.js'
 
-const bearer = /^Bearer ([A-Za-z0-9._~+/=-]{16,512})$/
+/** RFC 7235: the scheme is case-insensitive; the token is a b64token of 16 to 512 characters. */
+const bearer = /^Bearer +([A-Za-z0-9._~+/=-]{16,512})$/i
 
 /** How long a resolved key stays cached on this node. Revocation through this node is immediate. */
 const cacheTtlMs = 2_000
@@ -22,7 +23,6 @@ export class AuthService {
   async authenticate(authorization: string | undefined, runId: string | undefined): Promise<Actor> {
     const match = authorization ? bearer.exec(authorization) : null
     if (!match) throw new SlawError('unauthorized', 'Send Authorization: Bearer <API key>.')
-    if (runId !== undefined && !isUuid(runId)) throw invalid('/headers/x-svc-run-id', 'X-Svc-Run-Id must be a UUID')
     const hash = hashToken(match[1]!)
     const now = Date.now()
     const cached = this.cache.get(hash)
@@ -35,6 +35,8 @@ export class AuthService {
       if (this.cache.size > 10_000) this.cache.clear()
       this.cache.set(hash, { actor, expiresAt: now + cacheTtlMs, keyExpiresAt: resolved.keyExpiresAt })
     }
+    // Checked after the key: an unauthenticated caller gets 401 whatever else it sent.
+    if (runId !== undefined && !isUuid(runId)) throw invalid('/headers/x-svc-run-id', 'X-Svc-Run-Id must be a UUID')
     return actor.type === 'agent' ? { ...actor, runId: runId ?? null } : actor
   }
 

@@ -20,4 +20,6 @@ export interface ServiceContext {
   now(): Date
   /** Called after keys or agents change in ways that must end cached sessions on this node. */
   principalsChanged(): void
+  /** True while the control tower is the master of skills (enrolled): local skill authoring answers 409. */
+  towerManagesSkills(): boolean
 }

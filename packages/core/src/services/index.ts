@@ -1,10 +1,20 @@
 import { ActivityService } from './activity.js'
 import { AgentService } from './agents.js'
+import { ApprovalService } from './approvals.js'
 import { AuthService } from './auth.js'
+import { BudgetService } from './budgets.js'
 import type { ServiceContext } from './context.js'
+import { CostService } from './costs.js'
+import { DashboardService } from './dashboard.js'
+import { ExportService } from './exports.js'
+import { GoalService } from './goals.js'
+import { ImportService } from './imports.js'
 import { IssueRecordService } from './issue-records.js'
 import { IssueService } from './issues.js'
+import { ProjectService } from './projects.js'
+import { SkillService } from './skills.js'
 import { SquadService } from './squads.js'
+import { TowerService } from './tower.js'
 
 /** The domain services of one instance; each can be called without HTTP. */
 export interface Services {
@@ -14,17 +24,44 @@ export interface Services {
   issues: IssueService
   issueRecords: IssueRecordService
   activity: ActivityService
+  exports: ExportService
+  imports: ImportService
+  tower: TowerService
+  approvals: ApprovalService
+  goals: GoalService
+  projects: ProjectService
+  costs: CostService
+  budgets: BudgetService
+  dashboard: DashboardService
+  skills: SkillService
 }
 
 export function createServices(ctx: ServiceContext): Services {
   const squads = new SquadService(ctx)
   const issues = new IssueService(ctx, squads)
+  const agents = new AgentService(ctx, squads)
+  // Registers its checkout guards on `issues` (budget stops).
+  const budgets = new BudgetService(ctx, squads, agents, issues)
+  const skills = new SkillService(ctx, squads)
+  const tower = new TowerService(ctx, issues)
+  // The tower client pulls the skill catalog into the skill service's store.
+  tower.useSkills(skills)
   return {
     auth: new AuthService(ctx),
     squads,
-    agents: new AgentService(ctx, squads),
+    agents,
     issues,
     issueRecords: new IssueRecordService(ctx, issues),
     activity: new ActivityService(ctx, squads),
+    exports: new ExportService(ctx, squads),
+    imports: new ImportService(ctx, squads, agents, issues, skills),
+    tower,
+    approvals: new ApprovalService(ctx, squads, agents),
+    goals: new GoalService(ctx, squads),
+    projects: new ProjectService(ctx, squads, budgets),
+    costs: new CostService(ctx, squads, issues, budgets),
+    budgets,
+    dashboard: new DashboardService(ctx, squads),
+    skills,
   }
 }

@@ -1,5 +1,5 @@
 import { SlawError, invalid, notFound } from '../errors.js'
-import type { Comment, Interaction, InteractionKind, IssueDocument } from '../records.js'
+import { issuePriorities, type Comment, type Interaction, type InteractionKind, type IssueDocument } from '../records.js'
 import type { Actor } from './actor.js'
 import { isPrivileged } from './actor.js'
 import type { ServiceContext } from './context.js'
@@ -226,9 +226,20 @@ function validateInteractionPayload(kind: InteractionKind, payload: Record<strin
   if (kind === 'request_confirmation' && !isStr(payload.prompt)) throw invalid('/payload/prompt', 'request_confirmation needs payload.prompt (string)')
   if (kind === 'suggest_tasks') {
     const tasks = payload.tasks
-    if (!Array.isArray(tasks) || !tasks.length || tasks.length > 50 || !tasks.every((t) => t && typeof t === 'object' && isStr((t as Record<string, unknown>).title))) {
+    if (!Array.isArray(tasks) || !tasks.length || tasks.length > 50 || !tasks.every((t) => t && typeof t === 'object' && !Array.isArray(t) && isStr((t as Record<string, unknown>).title))) {
       throw invalid('/payload/tasks', 'suggest_tasks needs payload.tasks: 1-50 objects with a title')
     }
+    // Accepting creates these as issues: hold them to the issue create rules now, not at accept time.
+    tasks.forEach((task: Record<string, unknown>, i) => {
+      const at = `/payload/tasks/${i}`
+      if ((task.title as string).length > 500) throw invalid(`${at}/title`, 'a task title has at most 500 characters')
+      if (task.description !== undefined && task.description !== null && (typeof task.description !== 'string' || task.description.length > 200_000)) {
+        throw invalid(`${at}/description`, 'a task description is a string of at most 200000 characters')
+      }
+      if (task.priority !== undefined && !(issuePriorities as readonly unknown[]).includes(task.priority)) {
+        throw invalid(`${at}/priority`, `a task priority is one of: ${issuePriorities.join(', ')}`)
+      }
+    })
   }
   if (kind === 'ask_user_questions') {
     const qs = payload.questions

@@ -173,7 +173,12 @@ export class IssueService {
         details: { identifier: issue.identifier, status: issue.status, priority: issue.priority },
       })
       await tx.outbox.append([outboxUpserts.issue(issue)])
-      return this.detail(tx, issue)
+      // A new issue blocks nothing yet: skip the queries detail() would spend on that.
+      const [blockedBy, ancestors] = await Promise.all([
+        input.blockedByIssueIds?.length ? tx.issues.blockedBy(issue.id) : Promise.resolve([]),
+        issue.parentId ? tx.issues.ancestors(issue.id) : Promise.resolve([]),
+      ])
+      return { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks: [], ancestors }
     })
   }
 
@@ -258,8 +263,10 @@ export class IssueService {
   }
 
   async delete(actor: Actor, id: string): Promise<void> {
-    if (!isPrivileged(actor)) throw new SlawError('forbidden', 'Deleting issues needs an Operator key.')
     await this.ctx.storage.transaction(async (tx) => {
+      // Visibility first: another squad's agent gets 404, never 403.
+      await this.visible(tx, actor, id)
+      if (!isPrivileged(actor)) throw new SlawError('forbidden', 'Deleting issues needs an Operator key.')
       const { issue, squad } = await this.writable(tx, actor, id)
       await tx.issues.delete(issue.id)
       await recordActivity(tx, actor, { squadId: squad.id, action: 'issue.deleted', entityType: 'issue', entityId: issue.id, details: { identifier: issue.identifier } })
@@ -274,15 +281,15 @@ export class IssueService {
    */
   async checkout(actor: Actor, id: string, input: { agentId: string; expectedStatuses?: IssueStatus[] }): Promise<Issue> {
     if (actor.type === 'agent' && actor.agentId !== input.agentId) throw new SlawError('forbidden', 'An agent checks issues out for itself only.')
-    // Resolve visibility before taking a lock, so unknown ids cost no lock round trip.
-    const seen = await this.visible(this.ctx.storage, actor, id)
-    return this.ctx.locks.withLock(`slaw:checkout:${seen.id}`, checkoutLockTtlMs, () =>
+    // A malformed id costs no lock round trip; everything else is decided under the lock.
+    if (!isUuid(id)) throw notFound('Issue')
+    return this.ctx.locks.withLock(`slaw:checkout:${id.toLowerCase()}`, checkoutLockTtlMs, () =>
       this.ctx.storage.transaction(async (tx) => {
-        const issue = await this.visible(tx, actor, seen.id)
+        const issue = await this.visible(tx, actor, id)
         const squad = await this.squads.writable(tx, actor, issue.squadId)
         const agent = isUuid(input.agentId) ? await tx.agents.get(input.agentId) : undefined
         if (!agent || agent.squadId !== issue.squadId) throw notFound('Agent')
-        if (agent.status !== 'active') throw new SlawError('agent_not_active', `The agent is ${agent.status}; it cannot check out work.`)
+        if (!canTakeWork(agent)) throw new SlawError('agent_not_active', `The agent is ${agent.status}; it cannot check out work.`)
         if (issue.checkoutAgentId && issue.checkoutAgentId !== agent.id) throw new SlawError('issue_checked_out')
         const again = issue.checkoutAgentId === agent.id && issue.status === 'in_progress'
         const allowed = input.expectedStatuses?.length ? input.expectedStatuses : defaultCheckoutStatuses
@@ -292,7 +299,12 @@ export class IssueService {
         for (const guard of this.guards) await guard(tx, { issue, agent, squad })
         if (again) return issue
         const updated = await tx.issues.checkout({ id: issue.id, agentId: agent.id, allowedStatuses: allowed })
-        if (!updated) throw new SlawError('issue_checked_out')
+        if (!updated) {
+          // The conditional update lost to a write that slipped past the lock: say which condition failed.
+          const now = await tx.issues.get(issue.id)
+          if (now?.checkoutAgentId && now.checkoutAgentId !== agent.id) throw new SlawError('issue_checked_out')
+          throw new SlawError('invalid_state', `The issue is ${now?.status ?? 'gone'}; checkout expects one of: ${allowed.join(', ')}.`)
+        }
         await recordActivity(tx, actor, {
           squadId: issue.squadId,
           action: 'issue.checked_out',
@@ -312,9 +324,11 @@ export class IssueService {
       const { issue, squad } = await this.writable(tx, actor, id, { anyAgentOfSquad: true })
       if (!issue.checkoutAgentId) return issue
       const holder = actor.type === 'agent' ? actor.agentId : null
-      if (holder && issue.checkoutAgentId !== holder) throw new SlawError('issue_checked_out', 'The issue is checked out by another agent.')
+      // Only the holder (or an Operator) lets go of a checkout: the scope rule of docs/authorization.md.
+      const notHolder = () => new SlawError('forbidden', 'Only the agent holding the checkout, or an Operator, may release it.')
+      if (holder && issue.checkoutAgentId !== holder) throw notHolder()
       const released = await tx.issues.release(issue.id, holder)
-      if (!released) throw new SlawError('issue_checked_out', 'The issue is checked out by another agent.')
+      if (!released) throw notHolder()
       await recordActivity(tx, actor, {
         squadId: squad.id,
         action: 'issue.released',
@@ -340,11 +354,21 @@ export class IssueService {
   }
 }
 
+/**
+ * Paused and terminated agents take no work (409 agent_not_active). `running` and `error` are
+ * operational states of an active agent (a heartbeat in flight, a failed last run): it may check out.
+ */
+function canTakeWork(agent: Agent): boolean {
+  return agent.status !== 'paused' && agent.status !== 'terminated'
+}
+
 /** A paused project takes no checkouts (409 project_paused). */
 const projectPauseGuard: CheckoutGuard = async (tx, { issue }) => {
   if (!issue.projectId) return
-  const project = await tx.projects.get(issue.projectId)
-  if (project?.pausedAt || project?.pauseReason) throw new SlawError('project_paused')
+  // Share-locked until commit: a pause (an UPDATE of the row) waits for this checkout, and a
+  // checkout that waited for a pause sees it. pausedAt outlives a pause; pauseReason is the state.
+  const project = await tx.projects.get(issue.projectId, { forShare: true })
+  if (project?.pauseReason) throw new SlawError('project_paused')
 }
 
 export function author(actor: Actor): { authorType: 'agent' | 'user' | 'system'; authorId: string } {

@@ -25,6 +25,7 @@ export class JobRunner {
   private stopped = true
   private kicked = false
   private readonly inFlight = new Set<Promise<void>>()
+  private ticking: Promise<void> | undefined
   private readonly pollIntervalMs: number
   private readonly leaseMs: number
   private readonly concurrency: number
@@ -58,15 +59,19 @@ export class JobRunner {
     this.schedule(0)
   }
 
+  /** Stops claiming, then waits for a claim under way and every job it started. */
   async stop(): Promise<void> {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
+    await this.ticking
     await Promise.allSettled([...this.inFlight])
   }
 
   private schedule(ms: number): void {
     if (this.timer) clearTimeout(this.timer)
-    this.timer = setTimeout(() => void this.tick(), ms)
+    this.timer = setTimeout(() => {
+      this.ticking = this.tick().finally(() => (this.ticking = undefined))
+    }, ms)
     this.timer.unref()
   }
 

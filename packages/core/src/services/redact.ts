@@ -1,16 +1,26 @@
 /**
  * Redaction for activity details and logs: sensitive keys lose their values, and values that look
- * like credentials are masked wherever they appear.
+ * like credentials (bearer tokens, JWTs, private keys, well-known key formats) are masked wherever
+ * they appear.
+ *
+ * Keys are compared lowercased without separators (`api_key`, `apiKey`, `API-Key` alike). `token`
+ * counts unless it names a quantity (`inputTokens`, `maxTokens`, `tokenLimit`): those are figures.
  */
-const sensitiveKey = /(token|secret|password|passwd|apikey|api_key|authorization|credential|private_?key|access_?key|cookie|session_?key)/i
+const sensitiveKeyPart = /(secret|password|passwd|passphrase|apikey|authorization|credential|privatekey|accesskey|cookie|sessionkey|token(?!s|count|limit|usage|budget|ceiling))/
+const sensitiveKeyExact = new Set(['auth', 'pwd', 'pass'])
+function isSensitiveKey(key: string): boolean {
+  const k = key.toLowerCase().replace(/[^a-z0-9]/g, '')
+  return sensitiveKeyExact.has(k) || sensitiveKeyPart.test(k)
+}
 const bearerLike = /\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi
+const jwtLike = /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g
 const privateKeyBlock = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g
-const knownTokens = /\b(slaw_(?:op|ak|run)_[A-Za-z0-9_-]{10,}|sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|xox[abp]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})/g
+const knownTokens = /\b(slaw_(?:op|ak|run)_[A-Za-z0-9_-]{10,}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}|xox[abpre]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,})/g
 
 export const REDACTED = '[REDACTED]'
 
 export function redactString(value: string): string {
-  return value.replace(privateKeyBlock, REDACTED).replace(bearerLike, `$1${REDACTED}`).replace(knownTokens, REDACTED)
+  return value.replace(privateKeyBlock, REDACTED).replace(bearerLike, `$1${REDACTED}`).replace(jwtLike, REDACTED).replace(knownTokens, REDACTED)
 }
 
 export function redact<T>(value: T, depth = 0): T {
@@ -19,7 +29,7 @@ export function redact<T>(value: T, depth = 0): T {
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1)) as T
   if (value && typeof value === 'object' && !(value instanceof Date)) {
     const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k] = sensitiveKey.test(k) ? REDACTED : redact(v, depth + 1)
+    for (const [k, v] of Object.entries(value)) out[k] = isSensitiveKey(k) ? REDACTED : redact(v, depth + 1)
     return out as T
   }
   return value

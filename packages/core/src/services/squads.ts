@@ -79,7 +79,9 @@ export class SquadService {
     if (input.slug !== undefined && !slugPattern.test(input.slug)) {
       throw invalid('/slug', 'slug must be lowercase letters, digits and single dashes')
     }
-    return this.ctx.storage.transaction(async (tx) => {
+    // Choosing a free slug and prefix is read-then-write: serialise creates (rare) across nodes so
+    // that two at once never pick the same ones. The unique indexes stay the final guard.
+    return this.ctx.locks.withLock('slaw:squads:create', 10_000, () => this.ctx.storage.transaction(async (tx) => {
       const slug = input.slug ?? (await this.freeSlug(tx, slugify(name)))
       const candidates = prefixCandidates(slug)
       const taken = new Set(await tx.squads.takenPrefixes(candidates))
@@ -90,12 +92,13 @@ export class SquadService {
         squad = await tx.squads.insert({ id: uuidv7(), name, slug, issuePrefix })
       } catch (err) {
         if (err instanceof UniqueViolation && err.constraint === 'squads_slug') throw new SlawError('slug_taken')
+        if (err instanceof UniqueViolation && err.constraint === 'squads_issue_prefix') throw new SlawError('conflict', 'Another squad took that issue prefix at the same moment; retry.')
         throw err
       }
       await recordActivity(tx, actor, { squadId: squad.id, action: 'squad.created', entityType: 'squad', entityId: squad.id, details: { name, slug } })
       await tx.outbox.append([outboxUpserts.squad(squad)])
       return squad
-    })
+    }))
   }
 
   private async freeSlug(tx: StorageSession, base: string): Promise<string> {
@@ -105,9 +108,10 @@ export class SquadService {
   }
 
   async update(actor: Actor, squadId: string, input: { name?: string }): Promise<Squad> {
-    requireOperator(actor)
     return this.ctx.storage.transaction(async (tx) => {
+      // Visibility first: another squad's agent gets 404 here too, never 403 (DECISIONS.md).
       await this.visible(tx, actor, squadId)
+      requireOperator(actor)
       const patch: { name?: string } = {}
       if (input.name !== undefined) {
         const name = input.name.trim()
@@ -122,9 +126,9 @@ export class SquadService {
   }
 
   async archive(actor: Actor, squadId: string): Promise<void> {
-    requireOperator(actor)
     await this.ctx.storage.transaction(async (tx) => {
       await this.visible(tx, actor, squadId)
+      requireOperator(actor)
       const squad = (await tx.squads.update(squadId, { status: 'archived' }))!
       const paused = await tx.agents.setStatusForSquad(squadId, 'paused', 'squad_archived')
       await recordActivity(tx, actor, { squadId, action: 'squad.archived', entityType: 'squad', entityId: squadId, details: { pausedAgents: paused } })
@@ -133,12 +137,14 @@ export class SquadService {
   }
 
   async delete(actor: Actor, squadId: string): Promise<void> {
-    requireOperator(actor)
     await this.ctx.storage.transaction(async (tx) => {
       const squad = await this.visible(tx, actor, squadId)
+      requireOperator(actor)
       await tx.outbox.append([outboxUpserts.squad(squad, 0, true)])
       await tx.squads.delete(squadId)
     })
+    // The squad's agent keys went with it: cached sessions on this node must end now.
+    this.ctx.principalsChanged()
   }
 
   async org(actor: Actor, squadId: string): Promise<{ squadId: string; roots: OrgNode[] }> {

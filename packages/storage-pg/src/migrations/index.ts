@@ -1,5 +1,8 @@
 import type { Migration, MigrationProvider } from 'kysely'
 import * as foundation from './0001-foundation.js'
+import * as governance from './0002-governance.js'
+import * as tower from './0003-tower.js'
+import * as skills from './0004-skills.js'
 
 /**
  * Migrations in order. They are bundled (not read from disk) so the same list runs from src/,
@@ -7,6 +10,9 @@ import * as foundation from './0001-foundation.js'
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
+  '0002-governance': governance,
+  '0003-tower': tower,
+  '0004-skills': skills,
 }
 
 export const migrationProvider: MigrationProvider = {

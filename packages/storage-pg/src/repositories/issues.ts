@@ -46,7 +46,9 @@ export class PgIssueRepository implements IssueRepository {
     if (f.statuses?.length) q = q.where('status', 'in', f.statuses)
     if (f.assigneeAgentId) q = q.where('assigneeAgentId', '=', f.assigneeAgentId)
     if (f.projectId) q = q.where('projectId', '=', f.projectId)
-    if (f.q) q = q.where(sql<boolean>`search @@ websearch_to_tsquery('english', ${f.q})`)
+    // English for words (stemmed, like the document); 'simple' too, so an identifier whose prefix
+    // English would stem (DOCS-1 → doc) still matches the identifier indexed verbatim. Both use the GIN index.
+    if (f.q) q = q.where(sql<boolean>`(search @@ websearch_to_tsquery('english', ${f.q}) or search @@ websearch_to_tsquery('simple', ${f.q}))`)
     const rows = await q.orderBy('id', 'desc').limit(f.limit).offset(f.offset ?? 0).execute()
     return rows.map(toSummary)
   }

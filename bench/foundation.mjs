@@ -1,0 +1,200 @@
+// Benchmarks for the foundation's hot paths (issue #2). Not tests: figures go to bench/RESULTS.md.
+//
+//   npm run build && node bench/foundation.mjs            (needs PostgreSQL at BENCH_PG_URL, pgbench on PATH)
+//
+// Every figure is compared with a baseline measured in the same run on the same machine: a bare
+// fastify route returning the same JSON, or pgbench running the same SQL. Ratios hold on a noisy box.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import postgres from 'postgres'
+import { api, load, machine, operatorKey, root, rssMb, startBare, startSlaw, waitHealthy } from './lib.mjs'
+import { bumpCounterSql, seedIssuesSql } from './seed.mjs'
+import { pgliteStorage } from '@slaw/storage-pg'
+
+const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const duration = Number(process.env.BENCH_DURATION ?? 10)
+const results = { machine: machine(), date: new Date().toISOString(), duration, runs: {} }
+const log = (...a) => console.log('[bench]', ...a)
+
+async function freshDb(name) {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`drop database if exists ${name} with (force)`)
+  await admin.unsafe(`create database ${name}`)
+  await admin.end()
+  const u = new URL(adminUrl)
+  u.pathname = `/${name}`
+  return u.toString()
+}
+
+/** A squad with one agent (with a key) and `inbox` issues assigned to it, through the API. */
+async function seedBasics(base, inbox = 50) {
+  const { squad } = await api(base, 'POST', '/api/squads', { name: `Bench ${Date.now()}` })
+  const { agent } = await api(base, 'POST', `/api/squads/${squad.id}/agents`, { name: 'bench-agent', role: 'general', adapterType: 'process' })
+  const { token } = await api(base, 'POST', `/api/agents/${agent.id}/keys`, { name: 'bench' })
+  let issueId
+  for (let i = 0; i < inbox; i++) {
+    const { issue } = await api(base, 'POST', `/api/squads/${squad.id}/issues`, { title: `inbox item ${i}`, priority: ['critical', 'high', 'medium', 'low'][i % 4], assigneeAgentId: agent.id })
+    issueId ??= issue.id
+  }
+  return { squad, agent, token, issueId }
+}
+
+async function readPaths(base, paths, token) {
+  const bodies = {}
+  for (const [path, tok] of paths) {
+    const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${tok ?? token}` } })
+    bodies[path] = await res.text()
+  }
+  return bodies
+}
+
+function pgbench(url, script, vars, clients = 50) {
+  const args = ['-n', '-c', String(clients), '-j', '2', '-T', String(duration), '-f', join(root, 'bench/sql', script), ...Object.entries(vars).flatMap(([k, v]) => ['-D', `${k}=${v}`]), url]
+  const out = execFileSync('pgbench', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1])
+  const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0)
+  return { tps: Math.round(tps), failed }
+}
+
+async function readsVsBare(label, base, seed, bare) {
+  const issuePath = `/api/issues/${seed.issueId}`
+  const inboxPath = '/api/agents/me/inbox-lite'
+  const slawIssue = await load({ url: `${base}${issuePath}`, headers: { authorization: `Bearer ${operatorKey}` }, duration })
+  const bareIssue = await load({ url: `${bare.base}${issuePath}`, duration })
+  const slawInbox = await load({ url: `${base}${inboxPath}`, headers: { authorization: `Bearer ${seed.token}` }, duration })
+  const bareInbox = await load({ url: `${bare.base}${inboxPath}`, duration })
+  results.runs[`${label}: GET /api/issues/{id} @50`] = { slaw: slawIssue, bareFastify: bareIssue, ratio: +(slawIssue.rps / bareIssue.rps).toFixed(2) }
+  results.runs[`${label}: GET /api/agents/me/inbox-lite @50`] = { slaw: slawInbox, bareFastify: bareInbox, ratio: +(slawInbox.rps / bareInbox.rps).toFixed(2) }
+  log(label, 'issue', slawIssue.rps, 'vs bare', bareIssue.rps, '| inbox', slawInbox.rps, 'vs bare', bareInbox.rps)
+}
+
+async function listAndSearch(label, base, squadId) {
+  const paths = {
+    'list (newest 100)': `/api/squads/${squadId}/issues`,
+    'list status=todo,blocked': `/api/squads/${squadId}/issues?status=todo,blocked`,
+    'search q=login': `/api/squads/${squadId}/issues?q=login`,
+    'search q="payment timeout"': `/api/squads/${squadId}/issues?q=${encodeURIComponent('payment timeout')}`,
+    'search q=identifier': `/api/squads/${squadId}/issues?q=BIGS-77777`,
+  }
+  for (const [name, path] of Object.entries(paths)) {
+    const r = await load({ url: `${base}${path}`, headers: { authorization: `Bearer ${operatorKey}` }, connections: 4, duration: Math.min(duration, 8) })
+    results.runs[`${label}: ${name}, 100,000 issues @4`] = r
+    log(label, name, 'p50', r.p50, 'p99', r.p99, 'rps', r.rps)
+  }
+}
+
+async function startupAndMemory(label, env, port) {
+  const starts = []
+  let rss
+  for (let i = 0; i < 5; i++) {
+    const s = await startSlaw({ port, env })
+    starts.push(Math.round(s.startMs))
+    if (i === 4) {
+      await sleep(3000)
+      rss = Math.round(rssMb(s.child.pid))
+    }
+    await s.stop()
+  }
+  starts.sort((a, b) => a - b)
+  results.runs[`${label}: start to first 200 /api/health (5 runs)`] = { medianMs: starts[2], minMs: starts[0], maxMs: starts[4] }
+  results.runs[`${label}: idle resident memory`] = { rssMb: rss }
+  log(label, 'start median', starts[2], 'ms; idle RSS', rss, 'MB')
+}
+
+// ---------------------------------------------------------------------------------------------
+const tmp = mkdtempSync(join(tmpdir(), 'slaw-bench-'))
+try {
+  // PostgreSQL --------------------------------------------------------------------------------
+  const url = await freshDb('slaw_bench')
+  const slaw = await startSlaw({ port: 3411, env: { DATABASE_URL: url } })
+  const sql = postgres(url, { max: 2, onnotice: () => {} })
+  const seed = await seedBasics(slaw.base)
+  const bodiesFile = join(tmp, 'bodies.json')
+  writeFileSync(bodiesFile, JSON.stringify(await readPaths(slaw.base, [[`/api/issues/${seed.issueId}`, operatorKey], ['/api/agents/me/inbox-lite', seed.token]], seed.token)))
+  const bare = await startBare(bodiesFile, 3412)
+  await readsVsBare('PostgreSQL', slaw.base, seed, bare)
+
+  // Writes: POST issue vs pgbench of the same statements.
+  const writeSquad = (await api(slaw.base, 'POST', '/api/squads', { name: 'Writes' })).squad
+  const create = await load({
+    url: `${slaw.base}/api/squads/${writeSquad.id}/issues`, method: 'POST', duration,
+    headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ title: 'bench issue' }),
+  })
+  const pgbSquad = (await api(slaw.base, 'POST', '/api/squads', { name: 'Pgbench Writes' })).squad
+  const pgCreate = pgbench(url, 'issue-create.sql', { squad: pgbSquad.id, prefix: pgbSquad.issuePrefix })
+  results.runs['PostgreSQL: POST issue @50'] = { slaw: create, pgbench: pgCreate, ratio: +(create.rps / pgCreate.tps).toFixed(2) }
+  log('POST issue', create.rps, 'vs pgbench', pgCreate.tps)
+
+  // Checkout of distinct issues: 50 agents, 200,000 todo issues seeded by SQL.
+  const coSquad = (await api(slaw.base, 'POST', '/api/squads', { name: 'Checkout' })).squad
+  const agents = []
+  for (let i = 0; i < 50; i++) agents.push((await api(slaw.base, 'POST', `/api/squads/${coSquad.id}/agents`, { name: `co-${String(i).padStart(2, '0')}`, role: 'general', adapterType: 'process' })).agent.id)
+  const coCount = 200_000
+  await sql.unsafe(seedIssuesSql({ squadId: coSquad.id, prefix: coSquad.issuePrefix, count: coCount, status: 'todo' }))
+  await sql.unsafe(bumpCounterSql(coSquad.id, coCount))
+  const ids = (await sql`select id from issues where squad_id = ${coSquad.id} and number <= ${coCount / 2} order by number`).map((r) => r.id)
+  let next = 0
+  const checkout = await load({
+    url: slaw.base, duration,
+    requests: [{
+      method: 'POST',
+      setupRequest: (req) => {
+        const n = next++
+        return { ...req, path: `/api/issues/${ids[n % ids.length]}/checkout`, headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ agentId: agents[n % agents.length] }) }
+      },
+    }],
+  })
+  const pgCheckout = pgbench(url, 'checkout.sql', { squad: coSquad.id, count: coCount })
+  results.runs['PostgreSQL: checkout of distinct issues @50'] = { slaw: checkout, pgbench: pgCheckout, ratio: +(checkout.rps / pgCheckout.tps).toFixed(2), note: 'pgbench picks random issues; some were already checked out (its UPDATE then matches nothing, which is cheaper)' }
+  log('checkout', checkout.rps, 'non2xx', checkout.non2xx, 'vs pgbench', pgCheckout.tps)
+
+  // List and search with 100,000 issues in one squad.
+  const big = (await api(slaw.base, 'POST', '/api/squads', { name: 'Big Squad', slug: 'bigsquad' })).squad
+  await sql.unsafe(seedIssuesSql({ squadId: big.id, prefix: big.issuePrefix, count: 100_000 }))
+  await sql.unsafe(bumpCounterSql(big.id, 100_000))
+  await sql.unsafe('analyze')
+  await listAndSearch('PostgreSQL', slaw.base, big.id)
+  await sql.end()
+  await bare.stop()
+  await slaw.stop()
+
+  // PGlite ------------------------------------------------------------------------------------
+  // Seed 100,000 issues into a PGlite data dir in this process, then serve it from the CLI.
+  const dataDir = join(tmp, 'pglite')
+  {
+    const storage = await pgliteStorage({ dataDir })
+    await storage.migrate()
+    await storage.close()
+  }
+  const lite = await startSlaw({ port: 3413, env: { SVC_DATA_DIR: dataDir } })
+  const liteSeed = await seedBasics(lite.base)
+  const liteBig = (await api(lite.base, 'POST', '/api/squads', { name: 'Big Squad', slug: 'bigsquad' })).squad
+  await lite.stop()
+  {
+    const storage = await pgliteStorage({ dataDir })
+    const { sql: ksql } = await import('kysely')
+    await ksql.raw(seedIssuesSql({ squadId: liteBig.id, prefix: liteBig.issuePrefix, count: 100_000 })).execute(storage.db)
+    await ksql.raw(bumpCounterSql(liteBig.id, 100_000)).execute(storage.db)
+    await ksql.raw('analyze').execute(storage.db)
+    await storage.close()
+  }
+  const lite2 = await startSlaw({ port: 3413, env: { SVC_DATA_DIR: dataDir } })
+  writeFileSync(bodiesFile, JSON.stringify(await readPaths(lite2.base, [[`/api/issues/${liteSeed.issueId}`, operatorKey], ['/api/agents/me/inbox-lite', liteSeed.token]], liteSeed.token)))
+  const bare2 = await startBare(bodiesFile, 3414)
+  await readsVsBare('PGlite', lite2.base, liteSeed, bare2)
+  await listAndSearch('PGlite', lite2.base, liteBig.id)
+  await bare2.stop()
+  await lite2.stop()
+
+  // Start-up and idle memory ------------------------------------------------------------------
+  await startupAndMemory('PGlite memory://', { SVC_DATA_DIR: 'memory://' }, 3415)
+  await startupAndMemory('PostgreSQL', { DATABASE_URL: url }, 3416)
+} finally {
+  rmSync(tmp, { recursive: true, force: true })
+}
+writeFileSync(join(root, 'bench/results-foundation.json'), JSON.stringify(results, null, 2) + '\n')
+log('wrote bench/results-foundation.json')

@@ -1,0 +1,101 @@
+import t from 'tap'
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createServer } from 'node:net'
+import { readStartConfig } from '@slaw/cli'
+
+const bin = new URL('../src/bin.ts', import.meta.url).pathname
+const nodeArgs = ['--import', 'tsx', '--conditions=slaw-source', bin]
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+/** Runs `slaw start` until /api/health answers 200; returns the child and its stdout so far. */
+async function start(env: Record<string, string>, port: number) {
+  const child = spawn(process.execPath, [...nodeArgs, 'start', '--port', String(port)], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (c) => (out += c))
+  child.stderr.on('data', (c) => (out += c))
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`slaw start exited early (${child.exitCode}): ${out}`)
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/health`)
+      if (res.status === 200) return { child, output: () => out, health: await res.json() }
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`not healthy: ${out}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+const exited = (child: ReturnType<typeof spawn>) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+
+t.test('config: flags over env, defaults, and clear errors', async (t) => {
+  const c = readStartConfig(['--port', '4000'], { PORT: '5000', SVC_DATA_DIR: 'memory://' })
+  t.equal(c.port, 4000)
+  t.equal(c.host, '127.0.0.1')
+  t.equal(c.dataDir, 'memory://')
+  t.equal(c.tower, undefined)
+  t.equal(readStartConfig([], {}).port, 3100)
+  t.throws(() => readStartConfig([], { PORT: 'abc' }), /PORT must be an integer/)
+  t.throws(() => readStartConfig([], { SVC_TOWER_URL: 'http://x', SVC_TOWER_MODE: 'loud' }), /SVC_TOWER_MODE/)
+  const tower = readStartConfig([], { SVC_TOWER_URL: 'http://127.0.0.1:3200', SVC_TOWER_MODE: 'advisory', SVC_TOWER_SYNC_SEC: '15' })
+  t.same(tower.tower && { url: tower.tower.url, mode: tower.tower.mode, syncSec: tower.tower.syncSec, heartbeatSec: tower.tower.heartbeatSec }, { url: 'http://127.0.0.1:3200', mode: 'advisory', syncSec: 15, heartbeatSec: 60 })
+})
+
+t.test('slaw start: first start prints an Operator key once; it works; SIGTERM exits 0', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'slaw-cli-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const port = await freePort()
+  const first = await start({ SVC_DATA_DIR: dir, SVC_OPERATOR_KEY: '' }, port)
+  t.same(first.health, { status: 'ok' })
+  const key = /\s(slaw_op_[A-Za-z0-9_-]+)/.exec(first.output())?.[1]
+  t.ok(key, 'a key was printed')
+  const squads = await fetch(`http://127.0.0.1:${port}/api/squads`, { headers: { authorization: `Bearer ${key}` } })
+  t.equal(squads.status, 200, 'the printed key is an Operator key')
+  const unauth = await fetch(`http://127.0.0.1:${port}/api/squads`)
+  t.equal(unauth.status, 401)
+  first.child.kill('SIGTERM')
+  t.equal(await exited(first.child), 0, 'graceful shutdown exits 0')
+
+  const second = await start({ SVC_DATA_DIR: dir, SVC_OPERATOR_KEY: '' }, port)
+  t.notOk(/slaw_op_/.test(second.output()), 'no new key on the next start')
+  const again = await fetch(`http://127.0.0.1:${port}/api/squads`, { headers: { authorization: `Bearer ${key}` } })
+  t.equal(again.status, 200, 'the key survives a restart')
+  second.child.kill('SIGINT')
+  t.equal(await exited(second.child), 0)
+})
+
+t.test('slaw start: SVC_OPERATOR_KEY and memory://', async (t) => {
+  const port = await freePort()
+  const s = await start({ SVC_DATA_DIR: 'memory://', SVC_OPERATOR_KEY: 'slaw_op_cli_test_key_000000' }, port)
+  t.notOk(/slaw_op_/.test(s.output()), 'the given key is never printed')
+  const res = await fetch(`http://127.0.0.1:${port}/api/squads`, { method: 'POST', headers: { authorization: 'Bearer slaw_op_cli_test_key_000000', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'CLI' }) })
+  t.equal(res.status, 201)
+  s.child.kill('SIGTERM')
+  t.equal(await exited(s.child), 0)
+})
+
+t.test('usage errors exit 2', async (t) => {
+  const bad = spawnSync(process.execPath, [...nodeArgs, 'start', '--nope'], { encoding: 'utf8', env: { ...process.env, SVC_DATA_DIR: 'memory://' } })
+  t.equal(bad.status, 2)
+  t.match(bad.stderr, /slaw start:/)
+  const port = spawnSync(process.execPath, [...nodeArgs, 'start'], { encoding: 'utf8', env: { ...process.env, PORT: 'abc' } })
+  t.equal(port.status, 2)
+  t.match(port.stderr, /PORT must be an integer/)
+  const unknown = spawnSync(process.execPath, [...nodeArgs, 'frobnicate'], { encoding: 'utf8' })
+  t.equal(unknown.status, 2)
+  const help = spawnSync(process.execPath, [...nodeArgs, 'help'], { encoding: 'utf8' })
+  t.equal(help.status, 0)
+  t.match(help.stdout, /slaw <command>/)
+})

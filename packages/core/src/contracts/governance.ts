@@ -1,0 +1,330 @@
+import type { ActorType, Goal, GoalStatus, IssueSummary, Project } from '../records.js'
+
+/**
+ * Records and repositories of governance and money: approvals, goals, projects and their execution
+ * workspaces, cost events with their rollups, budgets and the dashboard's counters. Part of the
+ * `Storage` contract (see storage.ts), kept in its own file so the two halves stay readable.
+ */
+
+// Records --------------------------------------------------------------------------------------
+
+export const approvalTypes = ['request_board_approval', 'hire_agent'] as const
+export type ApprovalType = (typeof approvalTypes)[number]
+export const approvalStatuses = ['pending', 'approved', 'rejected', 'revision_requested'] as const
+export type ApprovalStatus = (typeof approvalStatuses)[number]
+
+export interface Approval {
+  id: string
+  squadId: string
+  type: ApprovalType
+  status: ApprovalStatus
+  /** The agent that asked; null when an Operator filed it (an Operator-requested hire). */
+  requestedByAgentId: string | null
+  payload: Record<string, unknown>
+  decisionNote: string | null
+  /** Activity-style actor id of whoever decided (or sent it back), e.g. `operator:<keyId>`. */
+  decidedBy: string | null
+  decidedAt: Date | null
+  /** For an approved `hire_agent` approval: the agent it created. */
+  hiredAgentId: string | null
+  /** Counts resubmissions: 1 on create, +1 on each resubmit. */
+  revision: number
+  createdAt: Date
+  updatedAt: Date
+}
+
+export interface ApprovalComment {
+  id: string
+  approvalId: string
+  squadId: string
+  body: string
+  authorType: ActorType
+  authorId: string
+  createdAt: Date
+}
+
+export interface Workspace {
+  id: string
+  projectId: string
+  squadId: string
+  name: string
+  cwd: string | null
+  repoUrl: string | null
+  repoRef: string | null
+  issueId: string | null
+  status: 'active' | 'archived'
+  metadata: Record<string, unknown>
+  createdAt: Date
+  updatedAt: Date
+}
+
+export const billingTypes = ['metered_api', 'subscription_included', 'subscription_overage'] as const
+export type BillingType = (typeof billingTypes)[number]
+
+export interface CostEvent {
+  id: string
+  squadId: string
+  agentId: string
+  issueId: string | null
+  projectId: string | null
+  provider: string
+  biller: string | null
+  billingType: BillingType
+  model: string
+  inputTokens: number
+  cachedInputTokens: number
+  outputTokens: number
+  costCents: number
+  billingCode: string | null
+  occurredAt: Date
+  createdAt: Date
+}
+
+/** Summed figures; `subscriptionTokens` are the tokens of subscription-billed events (token ceilings count them). */
+export interface CostTotals {
+  costCents: number
+  inputTokens: number
+  cachedInputTokens: number
+  outputTokens: number
+  subscriptionTokens: number
+  events: number
+}
+
+/** What a rollup row is about: the squad as a whole, one agent, one project or one provider. */
+export type RollupScope = 'squad' | 'agent' | 'project' | 'provider'
+/** A calendar month `YYYY-MM` (UTC), or `all` for lifetime totals. */
+export type Period = string
+
+export interface RollupKey {
+  scope: RollupScope
+  /** '' for the squad, else the agent id, project id or provider name. */
+  key: string
+  period: Period
+}
+
+export type BudgetScopeType = 'squad' | 'agent' | 'project'
+export type BudgetMetric = 'cents' | 'tokens'
+export type BudgetLevel = 'soft' | 'hard'
+
+export interface BudgetIncident {
+  id: string
+  squadId: string
+  scopeType: BudgetScopeType
+  scopeId: string
+  metric: BudgetMetric
+  level: BudgetLevel
+  period: Period
+  limitAmount: number
+  observedAmount: number
+  createdAt: Date
+  resolvedAt: Date | null
+}
+
+/** Everything a checkout guard needs to judge budgets, read in one round trip. */
+export interface BudgetCheckState {
+  squadTokens: number | null
+  squad: CostTotals
+  agentTokens: number | null
+  agent: CostTotals
+  /** The project's lifetime budget and spend, when one was asked for. */
+  projectBudgetCents: number | null
+  project: CostTotals
+}
+
+// Repositories ---------------------------------------------------------------------------------
+
+export interface NewApproval {
+  id: string
+  squadId: string
+  type: ApprovalType
+  requestedByAgentId: string | null
+  payload: Record<string, unknown>
+}
+export interface ApprovalTransition {
+  status: ApprovalStatus
+  payload?: Record<string, unknown>
+  decisionNote?: string | null
+  decidedBy?: string | null
+  decidedAt?: Date | null
+  hiredAgentId?: string | null
+  /** Adds one to `revision` (resubmit). */
+  bumpRevision?: boolean
+}
+export interface ApprovalFilter {
+  squadId: string
+  statuses?: ApprovalStatus[]
+  limit: number
+  offset?: number
+}
+export interface NewApprovalComment {
+  id: string
+  approvalId: string
+  squadId: string
+  body: string
+  authorType: ActorType
+  authorId: string
+}
+export interface ApprovalRepository {
+  insert(approval: NewApproval): Promise<Approval>
+  get(id: string): Promise<Approval | undefined>
+  /** Newest first. */
+  list(filter: ApprovalFilter): Promise<Approval[]>
+  /**
+   * The state machine's final guard: applies `to` only while the approval's status is one of
+   * `from`; undefined when it no longer is (a concurrent decision won).
+   */
+  transition(id: string, from: ApprovalStatus[], to: ApprovalTransition): Promise<Approval | undefined>
+  linkIssues(approvalId: string, issueIds: string[]): Promise<void>
+  linkedIssues(approvalId: string): Promise<IssueSummary[]>
+  linkedIssueIds(approvalId: string): Promise<string[]>
+  /** Pending approvals of the squad, all types and `hire_agent` alone. */
+  countPending(squadId: string): Promise<{ all: number; hires: number }>
+  insertComment(comment: NewApprovalComment): Promise<ApprovalComment>
+  /** Oldest first. */
+  comments(approvalId: string, limit: number): Promise<ApprovalComment[]>
+}
+
+export interface NewGoal {
+  id: string
+  squadId: string
+  title: string
+  description: string | null
+  status: GoalStatus
+  dueDate: string | null
+}
+export interface GoalPatch {
+  title?: string
+  description?: string | null
+  status?: GoalStatus
+  dueDate?: string | null
+}
+export interface GoalRepository {
+  insert(goal: NewGoal): Promise<Goal>
+  get(id: string): Promise<Goal | undefined>
+  /** Oldest first. */
+  list(squadId: string, page: { limit: number; offset?: number }): Promise<Goal[]>
+  update(id: string, patch: GoalPatch): Promise<Goal | undefined>
+  delete(id: string): Promise<boolean>
+}
+
+export interface NewProject {
+  id: string
+  squadId: string
+  name: string
+  description: string | null
+  status: string
+  goalId: string | null
+  budgetCents: number | null
+}
+export interface ProjectPatch {
+  name?: string
+  description?: string | null
+  status?: string
+  goalId?: string | null
+  budgetCents?: number | null
+  pauseReason?: Project['pauseReason']
+  pausedAt?: Date | null
+}
+export interface ProjectRepository {
+  insert(project: NewProject): Promise<Project>
+  /**
+   * With `forShare`, the row stays share-locked until the transaction ends: a concurrent pause
+   * (an UPDATE of the row) waits for it, and a read that waited for a pause sees it.
+   */
+  get(id: string, opts?: { forShare?: boolean }): Promise<Project | undefined>
+  /** Oldest first. */
+  list(squadId: string, page: { limit: number; offset?: number }): Promise<Project[]>
+  update(id: string, patch: ProjectPatch): Promise<Project | undefined>
+  /** Deletes the project (its workspaces go with it; issues keep existing without a project). */
+  delete(id: string): Promise<boolean>
+  /** Projects of the squad paused with the given reason. */
+  countPaused(squadId: string, reason: NonNullable<Project['pauseReason']>): Promise<number>
+}
+
+export interface NewWorkspace {
+  id: string
+  projectId: string
+  squadId: string
+  name: string
+  cwd: string | null
+  repoUrl: string | null
+  repoRef: string | null
+  issueId: string | null
+  metadata: Record<string, unknown>
+}
+export interface WorkspaceRepository {
+  insert(workspace: NewWorkspace): Promise<Workspace>
+  /** Newest first. */
+  list(projectId: string, limit: number): Promise<Workspace[]>
+}
+
+export type NewCostEvent = Omit<CostEvent, 'createdAt'>
+export interface WindowSpendRow extends CostTotals {
+  provider: string
+}
+/** What recording one cost event did: the stored event, the rollup rows after it, the token ceilings. */
+export interface RecordedCost {
+  event: CostEvent
+  totals: Array<RollupKey & CostTotals>
+  tokenLimits: { squad: number | null; agent: number | null }
+}
+export interface CostRepository {
+  /**
+   * Inserts the event and adds its figures to each rollup row (creating missing rows), in one
+   * statement, and returns the rows' totals after the addition with the squad's and the agent's
+   * monthly token ceilings. Rollup rows are locked in the order given until the transaction ends:
+   * callers pass the squad row first, so concurrent writers of one squad queue there before
+   * touching any other row (no deadlocks), and each sees the totals the previous one left.
+   */
+  record(event: NewCostEvent, keys: RollupKey[], delta: CostTotals): Promise<RecordedCost>
+  /** Rollup rows of a squad for one period and scope (all keys, or the keys given). */
+  rollups(squadId: string, period: Period, scope: RollupScope, keys?: string[]): Promise<Array<{ key: string } & CostTotals>>
+  /** Drops rollup rows of one scope key (a deleted project). */
+  deleteRollups(squadId: string, scope: RollupScope, key: string): Promise<void>
+  /** Lifetime totals of one issue. */
+  issueTotals(issueId: string): Promise<CostTotals>
+  /** Per provider: totals of events at or after each `since`, in the order given. */
+  windowSpend(squadId: string, since: Date[], until: Date): Promise<Array<{ provider: string; windows: CostTotals[] }>>
+}
+
+export interface NewBudgetIncident {
+  id: string
+  squadId: string
+  scopeType: BudgetScopeType
+  scopeId: string
+  metric: BudgetMetric
+  level: BudgetLevel
+  period: Period
+  limitAmount: number
+  observedAmount: number
+}
+export interface BudgetRepository {
+  /** Monthly token ceilings (null: none) of the squad and, when given, of the agent. */
+  tokenLimits(squadId: string, agentId?: string): Promise<{ squad: number | null; agent: number | null }>
+  /** Token ceilings of every agent of the squad that has one. */
+  agentTokenLimits(squadId: string): Promise<Map<string, number>>
+  setSquadTokens(squadId: string, tokens: number | null): Promise<void>
+  setAgentTokens(agentId: string, tokens: number | null): Promise<void>
+  /** The state a checkout guard judges: token ceilings and spend of squad and agent this month, project lifetime spend. */
+  checkState(input: { squadId: string; agentId: string; projectId: string | null; period: Period }): Promise<BudgetCheckState>
+  /** Opens an incident unless one is open for the same scope, metric, level and period; undefined when one was. */
+  openIncident(incident: NewBudgetIncident): Promise<BudgetIncident | undefined>
+  /** Resolves the open incidents of a scope and metric (all levels, or the levels given); returns how many. */
+  resolveIncidents(scope: { scopeType: BudgetScopeType; scopeId: string; metric: BudgetMetric; period: Period; levels?: BudgetLevel[] }): Promise<number>
+  /** Open incidents of the squad in the given periods, newest first. */
+  openIncidents(squadId: string, periods: Period[]): Promise<BudgetIncident[]>
+  /** How many budgets (scope and metric) of the squad have an open incident in the given periods. */
+  countOpenIncidentBudgets(squadId: string, periods: Period[]): Promise<number>
+}
+
+export interface DashboardRepository {
+  /** Issues per status, kept by counters updated in the writing transaction (never a scan of issues). */
+  issueStatusCounts(squadId: string): Promise<Record<string, number>>
+  /** Agents per status, and how many are paused for budget. */
+  agentStatusCounts(squadId: string): Promise<{ byStatus: Record<string, number>; budgetPaused: number }>
+  /**
+   * Heartbeat runs per UTC day and status since `since`; null when this storage keeps no runs yet
+   * (the dashboard then reports zero rows for every day).
+   */
+  runsPerDay(squadId: string, since: Date): Promise<Array<{ date: string; status: string; count: number }> | null>
+}

@@ -1,0 +1,179 @@
+import { Type } from '@sinclair/typebox'
+import { billingTypes, type BudgetIncident, type CostEvent } from '../contracts/governance.js'
+import type { AgentBudgetView, BudgetOverview, ProjectBudgetView, QuotaWindow } from '../services/budgets.js'
+import type { CostSummary, SpendWindow } from '../services/costs.js'
+import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
+
+/** Cents and tokens per event: non-negative integers, capped far above any real bill. */
+const Amount = Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 })
+const Limit = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000_000 }))
+export const BillingType = Type.Union(billingTypes.map((b) => Type.Literal(b)))
+
+export const CostEventSchema = Type.Object(
+  {
+    id: Uuid,
+    squadId: Uuid,
+    agentId: Uuid,
+    issueId: Nullable(Uuid),
+    projectId: Nullable(Uuid),
+    provider: Type.String(),
+    biller: Nullable(Type.String()),
+    billingType: BillingType,
+    model: Type.String(),
+    inputTokens: Type.Integer(),
+    cachedInputTokens: Type.Integer(),
+    outputTokens: Type.Integer(),
+    costCents: Type.Integer(),
+    billingCode: Nullable(Type.String()),
+    occurredAt: Timestamp,
+    createdAt: Timestamp,
+  },
+  { $id: 'CostEvent', title: 'CostEvent' },
+)
+
+const Name = (max: number) => Type.String({ minLength: 1, maxLength: max, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' })
+export const RecordCostBody = Type.Object(
+  {
+    agentId: Uuid,
+    model: Type.String({ minLength: 1, maxLength: 200 }),
+    inputTokens: Amount,
+    outputTokens: Amount,
+    costCents: Amount,
+    cachedInputTokens: Type.Optional(Amount),
+    billingCode: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+    issueId: Type.Optional(Nullable(Uuid)),
+    provider: Type.Optional(Name(64)),
+    biller: Type.Optional(Nullable(Name(64))),
+    billingType: Type.Optional(BillingType),
+  },
+  { additionalProperties: false },
+)
+
+const totals = {
+  costCents: Type.Integer(),
+  inputTokens: Type.Integer(),
+  cachedInputTokens: Type.Integer(),
+  outputTokens: Type.Integer(),
+  subscriptionTokens: Type.Integer(),
+  events: Type.Integer(),
+}
+
+export const CostSummarySchema = Type.Object({
+  totalCents: Type.Integer(),
+  ...totals,
+  period: Type.Literal('mtd'),
+  month: Type.String(),
+  periodStart: Timestamp,
+  periodEnd: Timestamp,
+})
+export const AgentCostRow = Type.Object({ agentId: Uuid, name: Nullable(Type.String()), ...totals })
+export const ProviderCostRow = Type.Object({ provider: Type.String(), ...totals })
+export const SpendWindowSchema = Type.Object({
+  window: Type.String(),
+  hours: Type.Integer(),
+  startsAt: Timestamp,
+  endsAt: Timestamp,
+  ...totals,
+  providers: Type.Array(ProviderCostRow),
+})
+export const IssueCostSummary = Type.Object({ issueId: Uuid, identifier: Type.String(), totalCents: Type.Integer(), ...totals, period: Type.Literal('all') })
+
+// Budgets ----------------------------------------------------------------------------------------
+
+export const SquadBudgetBody = Type.Object(
+  { budgetMonthlyCents: Limit, budgetHardStop: Type.Optional(Type.Boolean()), budgetMonthlyTokens: Type.Optional(Limit) },
+  { additionalProperties: false },
+)
+export const AgentBudgetBody = Type.Object({ budgetMonthlyCents: Limit, budgetMonthlyTokens: Type.Optional(Limit) }, { additionalProperties: false })
+
+export const SquadBudgetSchema = Type.Object({
+  budgetMonthlyCents: Nullable(Type.Integer()),
+  spentMonthlyCents: Type.Integer(),
+  percentUsed: Type.Number(),
+  budgetHardStop: Type.Boolean(),
+  budgetMonthlyTokens: Nullable(Type.Integer()),
+  spentMonthlyTokens: Type.Integer(),
+  tokenPercentUsed: Type.Number(),
+})
+export const AgentBudgetSchema = Type.Object({
+  agentId: Uuid,
+  name: Type.String(),
+  status: Type.String(),
+  pauseReason: Nullable(Type.String()),
+  budgetMonthlyCents: Nullable(Type.Integer()),
+  spentMonthlyCents: Type.Integer(),
+  percentUsed: Type.Number(),
+  budgetMonthlyTokens: Nullable(Type.Integer()),
+  spentMonthlyTokens: Type.Integer(),
+  tokenPercentUsed: Type.Number(),
+})
+export const ProjectBudgetSchema = Type.Object({
+  projectId: Uuid,
+  name: Type.String(),
+  budgetCents: Nullable(Type.Integer()),
+  spentCents: Type.Integer(),
+  percentUsed: Type.Number(),
+  pausedAt: Nullable(Timestamp),
+  pauseReason: Nullable(Type.String()),
+})
+export const IncidentSchema = Type.Object({
+  id: Uuid,
+  scopeType: Type.String(),
+  scopeId: Uuid,
+  metric: Type.String(),
+  level: Type.String(),
+  period: Type.String(),
+  limitAmount: Type.Integer(),
+  observedAmount: Type.Integer(),
+  createdAt: Timestamp,
+})
+export const BudgetOverviewSchema = Type.Object({
+  squadId: Uuid,
+  period: Type.String(),
+  periodStart: Timestamp,
+  periodEnd: Timestamp,
+  squad: SquadBudgetSchema,
+  agents: Type.Array(AgentBudgetSchema),
+  projects: Type.Array(ProjectBudgetSchema),
+  incidents: Type.Array(IncidentSchema),
+})
+export const QuotaWindowSchema = Type.Object({
+  scopeType: Type.String(),
+  scopeId: Uuid,
+  scopeName: Type.String(),
+  metric: Type.String(),
+  window: Type.String(),
+  startsAt: Nullable(Timestamp),
+  resetsAt: Nullable(Timestamp),
+  limit: Type.Integer(),
+  used: Type.Integer(),
+  remaining: Type.Integer(),
+  percentUsed: Type.Number(),
+  status: Type.String(),
+  hardStop: Type.Boolean(),
+})
+
+export const presentCostEvent = (e: CostEvent) => ({ ...e, occurredAt: iso(e.occurredAt), createdAt: iso(e.createdAt) })
+export const presentCostSummary = (s: CostSummary) => ({ ...s, periodStart: iso(s.periodStart), periodEnd: iso(s.periodEnd) })
+export const presentSpendWindow = (w: SpendWindow) => ({ ...w, startsAt: iso(w.startsAt), endsAt: iso(w.endsAt) })
+export const presentIncident = (i: BudgetIncident) => ({
+  id: i.id,
+  scopeType: i.scopeType,
+  scopeId: i.scopeId,
+  metric: i.metric,
+  level: i.level,
+  period: i.period,
+  limitAmount: i.limitAmount,
+  observedAmount: i.observedAmount,
+  createdAt: iso(i.createdAt),
+})
+export const presentProjectBudget = (p: ProjectBudgetView) => ({ ...p, pausedAt: isoOrNull(p.pausedAt) })
+export const presentAgentBudget = (a: AgentBudgetView) => a
+export const presentOverview = (o: BudgetOverview) => ({
+  ...o,
+  periodStart: iso(o.periodStart),
+  periodEnd: iso(o.periodEnd),
+  projects: o.projects.map(presentProjectBudget),
+  incidents: o.incidents.map(presentIncident),
+})
+export const presentQuotaWindow = (w: QuotaWindow) => ({ ...w, startsAt: isoOrNull(w.startsAt), resetsAt: isoOrNull(w.resetsAt) })

@@ -1,0 +1,200 @@
+import { SlawError, invalid } from '../errors.js'
+import type { BillingType, CostEvent, CostTotals, NewCostEvent, Period, RollupKey } from '../contracts/governance.js'
+import type { Issue, Project } from '../records.js'
+import type { Actor } from './actor.js'
+import type { BudgetService } from './budgets.js'
+import type { ServiceContext } from './context.js'
+import { costEventFact } from './governance-outbox.js'
+import { isUuid, uuidv7 } from './ids.js'
+import type { IssueService } from './issues.js'
+import { lifetime, monthPeriod, monthStart, nextMonthStart, providerForModel, zeroTotals } from './money.js'
+import { recordActivity } from './recorder.js'
+import type { SquadService } from './squads.js'
+
+export interface RecordCostInput {
+  agentId: string
+  model: string
+  inputTokens: number
+  outputTokens: number
+  costCents: number
+  cachedInputTokens?: number
+  billingCode?: string | null
+  issueId?: string | null
+  provider?: string
+  biller?: string | null
+  billingType?: BillingType
+}
+
+export interface CostSummary extends CostTotals {
+  totalCents: number
+  period: 'mtd'
+  month: Period
+  periodStart: Date
+  periodEnd: Date
+}
+
+export interface AgentCostRow extends CostTotals {
+  agentId: string
+  /** null when the agent was deleted after it spent. */
+  name: string | null
+}
+
+export interface SpendWindow extends CostTotals {
+  window: string
+  hours: number
+  startsAt: Date
+  endsAt: Date
+  providers: Array<{ provider: string } & CostTotals>
+}
+
+/** The rolling windows of window-spend (docs/costs-and-budgets.md). */
+export const spendWindows = [
+  { window: '5h', hours: 5 },
+  { window: '24h', hours: 24 },
+  { window: '7d', hours: 24 * 7 },
+] as const
+
+/**
+ * Cost events in integer cents and tokens, attributed to squad, agent, issue (when given) and the
+ * issue's project; every read is a rollup lookup or an index range scan.
+ */
+export class CostService {
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly squads: SquadService,
+    private readonly issues: IssueService,
+    private readonly budgets: BudgetService,
+  ) {}
+
+  async record(actor: Actor, squadId: string, input: RecordCostInput): Promise<CostEvent> {
+    const model = input.model.trim()
+    if (!model) throw invalid('/model', 'model must not be blank')
+    return this.ctx.storage.transaction(async (tx) => {
+      // Costs are facts already incurred: they are recorded for archived squads and for paused or
+      // terminated agents too.
+      const squad = await this.squads.visible(tx, actor, squadId)
+      if (actor.type === 'agent' && actor.agentId !== input.agentId) throw new SlawError('forbidden', 'An agent reports its own costs only.')
+      const [agent, found] = await Promise.all([
+        isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined,
+        input.issueId && isUuid(input.issueId) ? tx.issues.get(input.issueId) : undefined,
+      ])
+      if (!agent || agent.squadId !== squad.id) throw invalid('/agentId', 'agentId must be an agent of this squad')
+      let issue: Issue | undefined
+      let project: Project | null = null
+      if (input.issueId) {
+        if (!found || found.squadId !== squad.id) throw invalid('/issueId', 'issueId must be an issue of this squad')
+        issue = found
+        if (issue.projectId) project = (await tx.projects.get(issue.projectId)) ?? null
+      }
+      const occurredAt = this.ctx.now()
+      const period = monthPeriod(occurredAt)
+      const billingType = input.billingType ?? 'metered_api'
+      const event: NewCostEvent = {
+        id: uuidv7(occurredAt.getTime()),
+        squadId: squad.id,
+        agentId: agent.id,
+        issueId: issue?.id ?? null,
+        projectId: project?.id ?? null,
+        provider: input.provider?.toLowerCase() ?? providerForModel(model),
+        biller: input.biller?.toLowerCase() ?? null,
+        billingType,
+        model,
+        inputTokens: input.inputTokens,
+        cachedInputTokens: input.cachedInputTokens ?? 0,
+        outputTokens: input.outputTokens,
+        costCents: input.costCents,
+        billingCode: input.billingCode ?? issue?.billingCode ?? null,
+        occurredAt,
+      }
+      await recordActivity(tx, actor, {
+        squadId: squad.id,
+        action: 'cost.recorded',
+        entityType: 'cost_event',
+        entityId: event.id,
+        agentId: agent.id,
+        details: {
+          model: event.model,
+          provider: event.provider,
+          billingType: event.billingType,
+          costCents: event.costCents,
+          inputTokens: event.inputTokens,
+          cachedInputTokens: event.cachedInputTokens,
+          outputTokens: event.outputTokens,
+          ...(issue ? { issueId: issue.id, identifier: issue.identifier } : {}),
+        },
+      })
+      await tx.outbox.append([costEventFact({ ...event, createdAt: occurredAt })])
+      const delta: CostTotals = {
+        costCents: event.costCents,
+        inputTokens: event.inputTokens,
+        cachedInputTokens: event.cachedInputTokens,
+        outputTokens: event.outputTokens,
+        subscriptionTokens: billingType === 'metered_api' ? 0 : event.inputTokens + event.cachedInputTokens + event.outputTokens,
+        events: 1,
+      }
+      // Last, so the hot squad row stays locked for as short a time as possible; the squad row
+      // comes first so writers of one squad queue there before touching any other row.
+      const keys: RollupKey[] = [
+        { scope: 'squad', key: '', period },
+        { scope: 'agent', key: agent.id, period },
+        ...(project ? [{ scope: 'project' as const, key: project.id, period: lifetime }] : []),
+        { scope: 'provider', key: event.provider, period },
+      ]
+      const recorded = await tx.costs.record(event, keys, delta)
+      await this.budgets.afterCost(tx, { squad, agent, project, period, tokenLimits: recorded.tokenLimits, totals: recorded.totals, delta })
+      return recorded.event
+    })
+  }
+
+  async summary(actor: Actor, squadId: string): Promise<CostSummary> {
+    await this.squads.visible(this.ctx.storage, actor, squadId)
+    const now = this.ctx.now()
+    const month = monthPeriod(now)
+    const { key: _key, ...totals } = (await this.ctx.storage.costs.rollups(squadId, month, 'squad', ['']))[0] ?? { key: '', ...zeroTotals() }
+    return { ...totals, totalCents: totals.costCents, period: 'mtd', month, periodStart: monthStart(now), periodEnd: nextMonthStart(now) }
+  }
+
+  async byAgent(actor: Actor, squadId: string): Promise<{ month: Period; agents: AgentCostRow[] }> {
+    await this.squads.visible(this.ctx.storage, actor, squadId)
+    const month = monthPeriod(this.ctx.now())
+    const [rows, agents] = await Promise.all([this.ctx.storage.costs.rollups(squadId, month, 'agent'), this.ctx.storage.agents.list(squadId)])
+    const names = new Map(agents.map((a) => [a.id, a.name]))
+    return {
+      month,
+      agents: rows
+        .map(({ key, ...t }) => ({ agentId: key, name: names.get(key) ?? null, ...t }))
+        .sort((a, b) => b.costCents - a.costCents || a.agentId.localeCompare(b.agentId)),
+    }
+  }
+
+  async byProvider(actor: Actor, squadId: string): Promise<{ month: Period; providers: Array<{ provider: string } & CostTotals> }> {
+    await this.squads.visible(this.ctx.storage, actor, squadId)
+    const month = monthPeriod(this.ctx.now())
+    const rows = await this.ctx.storage.costs.rollups(squadId, month, 'provider')
+    return {
+      month,
+      providers: rows.map(({ key, ...t }) => ({ provider: key, ...t })).sort((a, b) => b.costCents - a.costCents || a.provider.localeCompare(b.provider)),
+    }
+  }
+
+  async windowSpend(actor: Actor, squadId: string): Promise<{ windows: SpendWindow[] }> {
+    await this.squads.visible(this.ctx.storage, actor, squadId)
+    const now = this.ctx.now()
+    const starts = spendWindows.map((w) => new Date(now.getTime() - w.hours * 3_600_000))
+    const rows = await this.ctx.storage.costs.windowSpend(squadId, starts, now)
+    return {
+      windows: spendWindows.map((w, i) => {
+        const providers = rows.map((r) => ({ provider: r.provider, ...r.windows[i]! })).filter((p) => p.events > 0)
+        const total = zeroTotals()
+        for (const p of providers) for (const k of Object.keys(total) as Array<keyof CostTotals>) total[k] += p[k]
+        return { window: w.window, hours: w.hours, startsAt: starts[i]!, endsAt: now, ...total, providers: providers.sort((a, b) => b.costCents - a.costCents || a.provider.localeCompare(b.provider)) }
+      }),
+    }
+  }
+
+  /** Lifetime spend of one issue (every run that worked on it). */
+  async issueSummary(actor: Actor, idOrIdentifier: string): Promise<{ issueId: string; identifier: string } & CostTotals> {
+    const issue = await this.issues.visible(this.ctx.storage, actor, idOrIdentifier, { identifier: true })
+    return { issueId: issue.id, identifier: issue.identifier, ...(await this.ctx.storage.costs.issueTotals(issue.id)) }
+  }
+}

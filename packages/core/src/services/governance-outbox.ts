@@ -1,0 +1,52 @@
+import type { NewOutboxEntry } from '../contracts/storage.js'
+import type { CostEvent } from '../contracts/governance.js'
+import type { Project } from '../records.js'
+
+/**
+ * Outbox rows of governance and money in the ingest wire shape (DECISIONS.md section 5): project
+ * upserts and cost-event facts. Never a description or anything else the tower must not see.
+ */
+
+export function projectUpsert(p: Project, deleted = false): NewOutboxEntry {
+  return {
+    kind: 'upsert',
+    entityType: 'project',
+    entityId: p.id,
+    squadId: p.squadId,
+    payload: {
+      type: 'project',
+      localId: p.id,
+      squadLocalId: p.squadId,
+      name: p.name,
+      // A paused project reports `paused` so the fleet view shows why nothing moves there.
+      status: deleted ? 'deleted' : p.pauseReason ? 'paused' : p.status,
+      updatedAt: (deleted ? new Date() : p.updatedAt).toISOString(),
+    },
+  }
+}
+
+export function costEventFact(e: CostEvent): NewOutboxEntry {
+  return {
+    kind: 'fact',
+    entityType: 'cost_event',
+    entityId: e.id,
+    squadId: e.squadId,
+    payload: {
+      type: 'cost_event',
+      localId: e.id,
+      squadLocalId: e.squadId,
+      agentLocalId: e.agentId,
+      ...(e.issueId ? { issueLocalId: e.issueId } : {}),
+      ...(e.projectId ? { projectLocalId: e.projectId } : {}),
+      provider: e.provider,
+      ...(e.biller ? { biller: e.biller } : {}),
+      billingType: e.billingType,
+      model: e.model,
+      inputTokens: e.inputTokens,
+      cachedInputTokens: e.cachedInputTokens,
+      outputTokens: e.outputTokens,
+      costCents: e.costCents,
+      occurredAt: e.occurredAt.toISOString(),
+    },
+  }
+}

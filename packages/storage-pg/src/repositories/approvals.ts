@@ -1,0 +1,109 @@
+import { sql, type Kysely } from 'kysely'
+import type {
+  Approval, ApprovalComment, ApprovalFilter, ApprovalRepository, ApprovalStatus, ApprovalTransition, IssueSummary, NewApproval, NewApprovalComment,
+} from '@slaw/core'
+import type { Database } from '../schema.js'
+import type { ApprovalCommentsTable, ApprovalsTable } from '../schema-governance.js'
+import type { Selectable } from 'kysely'
+import { json, now } from '../sql-helpers.js'
+
+const toApproval = (r: Selectable<ApprovalsTable>): Approval => ({
+  id: r.id,
+  squadId: r.squadId,
+  type: r.type as Approval['type'],
+  status: r.status as ApprovalStatus,
+  requestedByAgentId: r.requestedByAgentId,
+  payload: r.payload,
+  decisionNote: r.decisionNote,
+  decidedBy: r.decidedBy,
+  decidedAt: r.decidedAt,
+  hiredAgentId: r.hiredAgentId,
+  revision: r.revision,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+})
+
+const toComment = (r: Selectable<ApprovalCommentsTable>): ApprovalComment => ({ ...r, authorType: r.authorType as ApprovalComment['authorType'] })
+
+export class PgApprovalRepository implements ApprovalRepository {
+  constructor(private readonly db: () => Kysely<Database>) {}
+
+  async insert(a: NewApproval): Promise<Approval> {
+    const row = await this.db()
+      .insertInto('approvals')
+      .values({ id: a.id, squadId: a.squadId, type: a.type, requestedByAgentId: a.requestedByAgentId, payload: json(a.payload) })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    return toApproval(row)
+  }
+
+  async get(id: string): Promise<Approval | undefined> {
+    const row = await this.db().selectFrom('approvals').selectAll().where('id', '=', id).executeTakeFirst()
+    return row && toApproval(row)
+  }
+
+  async list(f: ApprovalFilter): Promise<Approval[]> {
+    // UUIDv7 ids: id order is creation order (index approvals_squad, or approvals_squad_status).
+    let q = this.db().selectFrom('approvals').selectAll().where('squadId', '=', f.squadId)
+    if (f.statuses?.length) q = q.where('status', 'in', f.statuses)
+    const rows = await q.orderBy('id', 'desc').limit(f.limit).offset(f.offset ?? 0).execute()
+    return rows.map(toApproval)
+  }
+
+  async transition(id: string, from: ApprovalStatus[], to: ApprovalTransition): Promise<Approval | undefined> {
+    const { payload, bumpRevision, ...plain } = to
+    const row = await this.db()
+      .updateTable('approvals')
+      .set({
+        ...plain,
+        ...(payload !== undefined ? { payload: json(payload) } : {}),
+        ...(bumpRevision ? { revision: sql`revision + 1` } : {}),
+        updatedAt: now(),
+      })
+      .where('id', '=', id)
+      .where('status', 'in', from)
+      .returningAll()
+      .executeTakeFirst()
+    return row && toApproval(row)
+  }
+
+  async linkIssues(approvalId: string, issueIds: string[]): Promise<void> {
+    if (!issueIds.length) return
+    await this.db()
+      .insertInto('approvalIssues')
+      .values(issueIds.map((issueId) => ({ approvalId, issueId })))
+      .onConflict((oc) => oc.doNothing())
+      .execute()
+  }
+
+  async linkedIssues(approvalId: string): Promise<IssueSummary[]> {
+    return (await this.db()
+      .selectFrom('approvalIssues as l')
+      .innerJoin('issues as i', 'i.id', 'l.issueId')
+      .select(['i.id', 'i.identifier', 'i.title', 'i.status', 'i.priority', 'i.assigneeAgentId'])
+      .where('l.approvalId', '=', approvalId)
+      .orderBy('i.id')
+      .execute()) as IssueSummary[]
+  }
+
+  async linkedIssueIds(approvalId: string): Promise<string[]> {
+    const rows = await this.db().selectFrom('approvalIssues').select('issueId').where('approvalId', '=', approvalId).orderBy('issueId').execute()
+    return rows.map((r) => r.issueId)
+  }
+
+  async countPending(squadId: string): Promise<{ all: number; hires: number }> {
+    const { rows } = await sql<{ all: number; hires: number }>`
+      select count(*) as "all", count(*) filter (where type = 'hire_agent') as hires
+        from approvals where squad_id = ${squadId} and status = 'pending'`.execute(this.db())
+    return { all: Number(rows[0]?.all ?? 0), hires: Number(rows[0]?.hires ?? 0) }
+  }
+
+  async insertComment(c: NewApprovalComment): Promise<ApprovalComment> {
+    return toComment(await this.db().insertInto('approvalComments').values(c).returningAll().executeTakeFirstOrThrow())
+  }
+
+  async comments(approvalId: string, limit: number): Promise<ApprovalComment[]> {
+    const rows = await this.db().selectFrom('approvalComments').selectAll().where('approvalId', '=', approvalId).orderBy('id').limit(limit).execute()
+    return rows.map(toComment)
+  }
+}

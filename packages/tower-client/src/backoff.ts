@@ -1,0 +1,45 @@
+/**
+ * Retry timing for 429, 5xx and network errors (DECISIONS.md section 5): exponential from `baseMs`
+ * (1 s) doubling up to `maxMs` (5 min), with jitter so a fleet that lost its tower together does
+ * not come back in lockstep. A `Retry-After` from the tower is a floor: never retry sooner.
+ */
+export class Backoff {
+  private attempts = 0
+
+  constructor(
+    private readonly baseMs: number,
+    private readonly maxMs: number,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  get failures(): number {
+    return this.attempts
+  }
+
+  /** The delay before the next try after one more failure. */
+  next(retryAfterMs?: number): number {
+    this.attempts++
+    const ceiling = Math.min(this.maxMs, this.baseMs * 2 ** Math.min(this.attempts - 1, 30))
+    // Equal jitter: at least half the step, so the backoff still grows.
+    const delay = ceiling / 2 + this.random() * (ceiling / 2)
+    return Math.round(retryAfterMs !== undefined ? Math.max(delay, retryAfterMs) : delay)
+  }
+
+  /** The longest delay, for states that wait on a human (a tower that refuses our protocol). */
+  longest(): number {
+    return this.maxMs
+  }
+
+  reset(): void {
+    this.attempts = 0
+  }
+}
+
+/** `Retry-After` in seconds or as an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined
+  const trimmed = value.trim()
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
+  const at = Date.parse(trimmed)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
+}

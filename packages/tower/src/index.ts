@@ -1,0 +1,11 @@
+// Public surface of @slaw/tower.
+export { createTower, type Tower, type TowerOptions, type TowerListenOptions } from './create-tower.js'
+export { startTowerFromEnv, type StartedTower } from './env.js'
+export { towerErrors, TowerError, type TowerErrorCode } from './errors.js'
+export { migrate, openDatabase, type TowerDb, type DatabaseOptions } from './db/database.js'
+export type { TowerDatabase } from './db/schema.js'
+export type { RateLimitOptions, RateLimitPolicy } from './http/rate-limit.js'
+export type { AutoApproveRuleInput, AutoApproveRule } from './services/auto-approve.js'
+export type { TowerServices } from './services/index.js'
+export type { LiveFactEvent, TowerLive } from './routes/live.js'
+export { contentHash } from './services/skills.js'

@@ -1,0 +1,37 @@
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import { TowerError } from '../../errors.js'
+import { bearerToken, secretsEqual } from '../../services/keys.js'
+import type { TowerServices } from '../../services/index.js'
+import { directiveRoutes } from './directives.js'
+import { enrollmentRoutes } from './enrollments.js'
+import { instanceRoutes } from './instances.js'
+import { limitRoutes } from './limits.js'
+import { ruleRoutes } from './rules.js'
+import { skillRoutes } from './skills.js'
+import { syncedRoutes } from './synced.js'
+
+export interface AdminRoutesOptions {
+  services: TowerServices
+  adminKey: string
+}
+
+export type AdminPlugin = (services: TowerServices) => FastifyPluginAsync
+
+/** Every admin route plugin, in registration order. */
+export const adminPlugins: AdminPlugin[] = [instanceRoutes, enrollmentRoutes, ruleRoutes, skillRoutes, limitRoutes, directiveRoutes, syncedRoutes]
+
+/**
+ * The admin API under `/api/admin`: `Authorization: Bearer <adminKey>`, compared in constant time.
+ * The check runs before the body is read (preParsing) and after the rate limit (onRequest), so
+ * guessing the key is rate-limited too.
+ */
+export function adminRoutes(opts: AdminRoutesOptions): FastifyPluginAsync {
+  return async (app: FastifyInstance) => {
+    app.addHook('preParsing', async (request, _reply, payload) => {
+      const token = bearerToken(request.headers.authorization)
+      if (!token || !secretsEqual(token, opts.adminKey)) throw new TowerError('unauthorized', 'Missing or invalid admin key.')
+      return payload
+    })
+    for (const plugin of adminPlugins) await app.register(plugin(opts.services))
+  }
+}
