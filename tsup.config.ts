@@ -18,5 +18,7 @@ export default defineConfig({
   clean: true,
   target: 'node20',
   splitting: true,
+  // import.meta.url in the CommonJS build too (version lookup, file paths).
+  shims: true,
   tsconfig: join(process.cwd(), '../../tsconfig.base.json'),
 })

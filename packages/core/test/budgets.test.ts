@@ -175,7 +175,7 @@ eachBackend(t, 'project budget: the project pauses when its spend reaches budget
   t.equal(zero.pauseReason, 'budget')
 })
 
-eachBackend(t, 'token ceilings: subscription-billed tokens count against monthly token limits of squad and agent', async (t, api) => {
+eachBackend(t, 'token ceilings; concurrent cost events give exact totals and one entry per crossing', async (t, api) => {
   const { squadId, agentId, agentToken } = await api.seed()
   const bob = (await api.call('POST', `/api/squads/${squadId}/agents`, { name: 'bob', role: 'engineer', adapterType: 'process' })).body.agent
   const issue = await newIssue(api, squadId)
@@ -200,10 +200,10 @@ eachBackend(t, 'token ceilings: subscription-billed tokens count against monthly
   await api.call('PATCH', `/api/squads/${squadId}/budgets`, { budgetMonthlyCents: null, budgetMonthlyTokens: 20_000 })
   t.equal((await api.call('POST', `/api/issues/${issue}/checkout`, { agentId }, agentToken)).status, 200, 'budgetMonthlyTokens omitted keeps it; raised lifts the stop')
   t.equal((await api.call('GET', `/api/squads/${squadId}/budgets/overview`)).body.squad.budgetMonthlyTokens, 20_000)
-})
 
-eachBackend(t, 'concurrent cost events: exact totals and one entry per crossing', async (t, api) => {
-  const { squadId, agentId } = await api.seed()
+  // Concurrent cost events: exact totals and one entry per crossing.
+  {
+  const { squadId, agentId } = await api.seed('Concurrent')
   await api.call('PATCH', `/api/squads/${squadId}/budgets`, { budgetMonthlyCents: 100 })
   const results = await Promise.all(Array.from({ length: 30 }, () => cost(api, squadId, { agentId, costCents: 5, inputTokens: 3 })))
   t.same([...new Set(results.map((r) => r.status))], [201])
@@ -212,4 +212,5 @@ eachBackend(t, 'concurrent cost events: exact totals and one entry per crossing'
   const crossed = await actions(api, squadId, 'budget.')
   t.same(crossed.map((a: { action: string }) => a.action).sort(), ['budget.hard_threshold_crossed', 'budget.soft_threshold_crossed'])
   t.same(crossed.map((a: { details: { observed: number } }) => a.details.observed).sort(), [100, 80], 'each recorded by the event that crossed it')
+  }
 })

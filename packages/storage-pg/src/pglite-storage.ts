@@ -2,7 +2,8 @@ import { mkdir, readFile, rename, writeFile, readdir } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { createRequire } from 'node:module'
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
 import type { Storage } from '@slaw/core'
 import { KyselyStorage } from './kysely-storage.js'
@@ -33,8 +34,11 @@ const parsers = { 20: (x: string) => Number(x), 1082: (x: string) => x }
 async function templateKey(): Promise<string> {
   let version = 'unknown'
   try {
-    const pkgUrl = new URL('../package.json', import.meta.resolve('@electric-sql/pglite'))
-    version = (JSON.parse(await readFile(pkgUrl, 'utf8')) as { version: string }).version
+    // PGlite's exports map hides package.json; find it next to the resolved entry point. The
+    // lookup runs from both module systems (import.meta.resolve does not exist in CommonJS).
+    let dir = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'))
+    while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir)
+    version = (JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { version: string }).version
   } catch {
     // Fall back to the migration list alone.
   }

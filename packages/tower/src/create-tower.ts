@@ -72,7 +72,7 @@ const isLogger = (value: object): value is FastifyBaseLogger => typeof (value as
  * A reference control tower serving ingest protocol v1 and an admin API.
  *
  * ```ts
- * const tower = await createTower({ dataDir: 'memory://', adminKey: 'change-me', autoApprove: true })
+ * const tower = await createTower({ dataDir: 'memory://', adminKey: 'change-me-now', autoApprove: true })
  * await tower.listen({ port: 3200 })
  * ```
  */

@@ -1,4 +1,4 @@
-import type { ActorType, Goal, GoalStatus, IssueSummary, Project } from '../records.js'
+import type { ActorType, Agent, Goal, GoalStatus, IssueSummary, Project } from '../records.js'
 
 /**
  * Records and repositories of governance and money: approvals, goals, projects and their execution
@@ -298,11 +298,24 @@ export interface NewBudgetIncident {
   limitAmount: number
   observedAmount: number
 }
+/** The budget overview's rows, read in one statement. */
+export interface BudgetOverviewRows {
+  squadTokens: number | null
+  squad: CostTotals
+  agents: Array<{ id: string; name: string; status: Agent['status']; pauseReason: string | null; budgetMonthlyCents: number | null; budgetMonthlyTokens: number | null; spent: CostTotals }>
+  projects: Array<{ id: string; name: string; budgetCents: number | null; pausedAt: Date | null; pauseReason: Project['pauseReason']; spentCents: number }>
+  incidents: BudgetIncident[]
+}
+
 export interface BudgetRepository {
+  /**
+   * Everything the overview shows: the squad's token ceiling and month spend, every agent (by name)
+   * with its ceilings and month spend, every project (oldest first) with its lifetime spend, and
+   * the open incidents of the given periods whose scope still exists (newest first).
+   */
+  overview(squadId: string, input: { period: Period; incidentPeriods: Period[] }): Promise<BudgetOverviewRows>
   /** Monthly token ceilings (null: none) of the squad and, when given, of the agent. */
   tokenLimits(squadId: string, agentId?: string): Promise<{ squad: number | null; agent: number | null }>
-  /** Token ceilings of every agent of the squad that has one. */
-  agentTokenLimits(squadId: string): Promise<Map<string, number>>
   setSquadTokens(squadId: string, tokens: number | null): Promise<void>
   setAgentTokens(agentId: string, tokens: number | null): Promise<void>
   /** The state a checkout guard judges: token ceilings and spend of squad and agent this month, project lifetime spend. */
@@ -311,17 +324,27 @@ export interface BudgetRepository {
   openIncident(incident: NewBudgetIncident): Promise<BudgetIncident | undefined>
   /** Resolves the open incidents of a scope and metric (all levels, or the levels given); returns how many. */
   resolveIncidents(scope: { scopeType: BudgetScopeType; scopeId: string; metric: BudgetMetric; period: Period; levels?: BudgetLevel[] }): Promise<number>
-  /** Open incidents of the squad in the given periods, newest first. */
-  openIncidents(squadId: string, periods: Period[]): Promise<BudgetIncident[]>
-  /** How many budgets (scope and metric) of the squad have an open incident in the given periods. */
-  countOpenIncidentBudgets(squadId: string, periods: Period[]): Promise<number>
+}
+
+/** The dashboard's figures, read in one statement from counters and rollups (never a scan). */
+export interface DashboardCounts {
+  /** Issues per status. */
+  issues: Record<string, number>
+  /** Agents per status. */
+  agents: Record<string, number>
+  budgetPausedAgents: number
+  budgetPausedProjects: number
+  /** Squad spend in the period asked for. */
+  spend: CostTotals
+  pendingApprovals: number
+  pendingHires: number
+  /** Budgets (scope and metric) with an open incident in the periods asked for. */
+  openIncidentBudgets: number
 }
 
 export interface DashboardRepository {
-  /** Issues per status, kept by counters updated in the writing transaction (never a scan of issues). */
-  issueStatusCounts(squadId: string): Promise<Record<string, number>>
-  /** Agents per status, and how many are paused for budget. */
-  agentStatusCounts(squadId: string): Promise<{ byStatus: Record<string, number>; budgetPaused: number }>
+  /** Every live figure of the dashboard but run activity, in one round trip. */
+  counts(squadId: string, input: { period: Period; incidentPeriods: Period[] }): Promise<DashboardCounts>
   /**
    * Heartbeat runs per UTC day and status since `since`; null when this storage keeps no runs yet
    * (the dashboard then reports zero rows for every day).

@@ -151,7 +151,7 @@ export const CreateInteractionBody = Type.Object(
 export const InteractionParams = Type.Object({ id: Type.String({ maxLength: 200 }), interactionId: Type.String({ maxLength: 200 }) })
 export const ResolveInteractionBody = Type.Object(
   { note: Type.Optional(Type.String({ maxLength: 10_000 })), response: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 100 })) },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'May be omitted: no body is the same as {}. `respond` needs `response`.' },
 )
 
 export const CommentCursor = Type.Object({ totalComments: Type.Integer(), latestCommentId: Nullable(Uuid), latestCommentAt: Nullable(Timestamp) })

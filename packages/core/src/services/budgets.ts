@@ -72,6 +72,7 @@ export interface ProjectBudgetView {
 }
 export interface BudgetOverview {
   squadId: string
+  squadName: string
   period: Period
   periodStart: Date
   periodEnd: Date
@@ -264,27 +265,36 @@ export class BudgetService {
     const squad = await this.squads.visible(s, actor, squadId)
     const now = this.ctx.now()
     const period = monthPeriod(now)
-    const [tokens, squadRows, agents, agentTokens, agentRows, projects, projectRows, incidents] = await Promise.all([
-      s.budgets.tokenLimits(squadId),
-      s.costs.rollups(squadId, period, 'squad', ['']),
-      s.agents.list(squadId),
-      s.budgets.agentTokenLimits(squadId),
-      s.costs.rollups(squadId, period, 'agent'),
-      s.projects.list(squadId, { limit: 1000 }),
-      s.costs.rollups(squadId, lifetime, 'project'),
-      s.budgets.openIncidents(squadId, [period, lifetime]),
-    ])
-    const agentSpend = new Map(agentRows.map((r) => [r.key, r]))
-    const projectSpend = new Map(projectRows.map((r) => [r.key, r.costCents]))
+    const rows = await s.budgets.overview(squadId, { period, incidentPeriods: [period, lifetime] })
     return {
       squadId,
+      squadName: squad.name,
       period,
       periodStart: monthStart(now),
       periodEnd: nextMonthStart(now),
-      squad: squadView(squad, tokens.squad, squadRows[0] ?? zeroTotals()),
-      agents: agents.map((a) => agentView(a, agentTokens.get(a.id) ?? null, agentSpend.get(a.id) ?? zeroTotals())),
-      projects: projects.map((p) => projectView(p, projectSpend.get(p.id) ?? 0)),
-      incidents,
+      squad: squadView(squad, rows.squadTokens, rows.squad),
+      agents: rows.agents.map((a) => ({
+        agentId: a.id,
+        name: a.name,
+        status: a.status,
+        pauseReason: a.pauseReason,
+        budgetMonthlyCents: a.budgetMonthlyCents,
+        spentMonthlyCents: a.spent.costCents,
+        percentUsed: percentOf(a.spent.costCents, a.budgetMonthlyCents),
+        budgetMonthlyTokens: a.budgetMonthlyTokens,
+        spentMonthlyTokens: a.spent.subscriptionTokens,
+        tokenPercentUsed: percentOf(a.spent.subscriptionTokens, a.budgetMonthlyTokens),
+      })),
+      projects: rows.projects.map((p) => ({
+        projectId: p.id,
+        name: p.name,
+        budgetCents: p.budgetCents,
+        spentCents: p.spentCents,
+        percentUsed: percentOf(p.spentCents, p.budgetCents),
+        pausedAt: p.pausedAt,
+        pauseReason: p.pauseReason,
+      })),
+      incidents: rows.incidents,
     }
   }
 
@@ -305,9 +315,8 @@ export class BudgetService {
         status: reached('hard', line) ? 'exceeded' : reached('soft', line) ? 'warning' : 'ok',
       })
     }
-    const squadName = (await this.squads.visible(this.ctx.storage, actor, squadId)).name
-    add({ scopeType: 'squad', scopeId: squadId, scopeName: squadName, metric: 'cents', ...monthly, limit: o.squad.budgetMonthlyCents, used: o.squad.spentMonthlyCents, hardStop: o.squad.budgetHardStop })
-    add({ scopeType: 'squad', scopeId: squadId, scopeName: squadName, metric: 'tokens', ...monthly, limit: o.squad.budgetMonthlyTokens, used: o.squad.spentMonthlyTokens, hardStop: o.squad.budgetHardStop })
+    add({ scopeType: 'squad', scopeId: squadId, scopeName: o.squadName, metric: 'cents', ...monthly, limit: o.squad.budgetMonthlyCents, used: o.squad.spentMonthlyCents, hardStop: o.squad.budgetHardStop })
+    add({ scopeType: 'squad', scopeId: squadId, scopeName: o.squadName, metric: 'tokens', ...monthly, limit: o.squad.budgetMonthlyTokens, used: o.squad.spentMonthlyTokens, hardStop: o.squad.budgetHardStop })
     for (const a of o.agents) {
       add({ scopeType: 'agent', scopeId: a.agentId, scopeName: a.name, metric: 'cents', ...monthly, limit: a.budgetMonthlyCents, used: a.spentMonthlyCents, hardStop: true })
       add({ scopeType: 'agent', scopeId: a.agentId, scopeName: a.name, metric: 'tokens', ...monthly, limit: a.budgetMonthlyTokens, used: a.spentMonthlyTokens, hardStop: true })
@@ -443,17 +452,5 @@ export function agentView(agent: Agent, tokens: number | null, spent: CostTotals
     budgetMonthlyTokens: tokens,
     spentMonthlyTokens: spent.subscriptionTokens,
     tokenPercentUsed: percentOf(spent.subscriptionTokens, tokens),
-  }
-}
-
-export function projectView(project: Project, spentCents: number): ProjectBudgetView {
-  return {
-    projectId: project.id,
-    name: project.name,
-    budgetCents: project.budgetCents,
-    spentCents,
-    percentUsed: percentOf(spentCents, project.budgetCents),
-    pausedAt: project.pausedAt,
-    pauseReason: project.pauseReason,
   }
 }

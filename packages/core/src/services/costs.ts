@@ -72,12 +72,13 @@ export class CostService {
     return this.ctx.storage.transaction(async (tx) => {
       // Costs are facts already incurred: they are recorded for archived squads and for paused or
       // terminated agents too.
-      const squad = await this.squads.visible(tx, actor, squadId)
-      if (actor.type === 'agent' && actor.agentId !== input.agentId) throw new SlawError('forbidden', 'An agent reports its own costs only.')
-      const [agent, found] = await Promise.all([
+      // Pipelined reads; the squad's visibility still decides first (another squad's key: 404).
+      const [squad, agent, found] = await Promise.all([
+        this.squads.visible(tx, actor, squadId),
         isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined,
         input.issueId && isUuid(input.issueId) ? tx.issues.get(input.issueId) : undefined,
       ])
+      if (actor.type === 'agent' && actor.agentId !== input.agentId) throw new SlawError('forbidden', 'An agent reports its own costs only.')
       if (!agent || agent.squadId !== squad.id) throw invalid('/agentId', 'agentId must be an agent of this squad')
       let issue: Issue | undefined
       let project: Project | null = null
@@ -122,8 +123,8 @@ export class CostService {
           outputTokens: event.outputTokens,
           ...(issue ? { issueId: issue.id, identifier: issue.identifier } : {}),
         },
+        outbox: [costEventFact({ ...event, createdAt: occurredAt })],
       })
-      await tx.outbox.append([costEventFact({ ...event, createdAt: occurredAt })])
       const delta: CostTotals = {
         costCents: event.costCents,
         inputTokens: event.inputTokens,

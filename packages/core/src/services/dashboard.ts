@@ -41,17 +41,12 @@ export class DashboardService {
     const period = monthPeriod(now)
     const days = lastDays(now, runActivityDays)
     const since = new Date(`${days[0]}T00:00:00.000Z`)
-    const [issues, agents, spend, approvals, incidents, pausedProjects, runs] = await Promise.all([
-      s.dashboard.issueStatusCounts(squadId),
-      s.dashboard.agentStatusCounts(squadId),
-      s.costs.rollups(squadId, period, 'squad', ['']),
-      s.approvals.countPending(squadId),
-      s.budgets.countOpenIncidentBudgets(squadId, [period, lifetime]),
-      s.projects.countPaused(squadId, 'budget'),
+    const [c, runs] = await Promise.all([
+      s.dashboard.counts(squadId, { period, incidentPeriods: [period, lifetime] }),
       s.dashboard.runsPerDay(squadId, since),
     ])
-    const n = (status: string) => issues[status] ?? 0
-    const monthSpendCents = spend[0]?.costCents ?? 0
+    const n = (status: string) => c.issues[status] ?? 0
+    const monthSpendCents = c.spend.costCents
     const byDay = new Map(days.map((date) => [date, { date, succeeded: 0, failed: 0, other: 0, total: 0 }]))
     for (const row of runs ?? []) {
       const day = byDay.get(row.date)
@@ -65,20 +60,20 @@ export class DashboardService {
       squadId,
       agents: {
         // Idle agents count as active; terminated agents are not counted.
-        active: (agents.byStatus.active ?? 0) + (agents.byStatus.idle ?? 0),
-        running: agents.byStatus.running ?? 0,
-        paused: agents.byStatus.paused ?? 0,
-        error: agents.byStatus.error ?? 0,
+        active: (c.agents.active ?? 0) + (c.agents.idle ?? 0),
+        running: c.agents.running ?? 0,
+        paused: c.agents.paused ?? 0,
+        error: c.agents.error ?? 0,
       },
       tasks: {
-        open: Object.entries(issues).reduce((sum, [status, count]) => (status === 'done' || status === 'cancelled' ? sum : sum + count), 0),
+        open: Object.entries(c.issues).reduce((sum, [status, count]) => (status === 'done' || status === 'cancelled' ? sum : sum + count), 0),
         inProgress: n('in_progress'),
         blocked: n('blocked'),
         done: n('done'),
       },
       costs: { monthSpendCents, monthBudgetCents: squad.budgetMonthlyCents, monthUtilizationPercent: squad.budgetMonthlyCents === null ? 0 : percentOf(monthSpendCents, squad.budgetMonthlyCents) },
-      pendingApprovals: approvals.all,
-      budgets: { activeIncidents: incidents, pendingApprovals: approvals.hires, pausedAgents: agents.budgetPaused, pausedProjects },
+      pendingApprovals: c.pendingApprovals,
+      budgets: { activeIncidents: c.openIncidentBudgets, pendingApprovals: c.pendingHires, pausedAgents: c.budgetPausedAgents, pausedProjects: c.budgetPausedProjects },
       runActivity: [...byDay.values()],
     }
   }

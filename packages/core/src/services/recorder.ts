@@ -1,4 +1,4 @@
-import type { StorageSession } from '../contracts/storage.js'
+import type { NewOutboxEntry, StorageSession } from '../contracts/storage.js'
 import type { Agent, Issue, Squad } from '../records.js'
 import { actorColumns, type Actor } from './actor.js'
 import { uuidv7 } from './ids.js'
@@ -16,6 +16,8 @@ export interface ActivityInput {
   details?: Record<string, unknown> | null
   /** Overrides the actor's own agent column (e.g. the agent an Operator acted on). */
   agentId?: string | null
+  /** More outbox rows for the same change, written in the same statement as the entry's own (one round trip). */
+  outbox?: NewOutboxEntry[]
 }
 
 /** Local activity actions reported to the tower, mapped onto the ingest whitelist. */
@@ -46,25 +48,25 @@ export async function recordActivity(tx: StorageSession, actor: Actor, input: Ac
     details,
   })
   const towerAction = towerActions[input.action]
+  const rows: NewOutboxEntry[] = [...(input.outbox ?? [])]
   if (towerAction) {
-    await tx.outbox.append([
-      {
-        kind: 'fact',
-        entityType: 'activity_event',
-        entityId: entry.id,
-        squadId: input.squadId,
-        payload: {
-          type: 'activity_event',
-          localId: entry.id,
-          squadLocalId: input.squadId,
-          action: towerAction,
-          entityRef: `${input.entityType}:${input.entityId}`,
-          details: flatScalars(details),
-          occurredAt: entry.createdAt.toISOString(),
-        },
+    rows.push({
+      kind: 'fact',
+      entityType: 'activity_event',
+      entityId: entry.id,
+      squadId: input.squadId,
+      payload: {
+        type: 'activity_event',
+        localId: entry.id,
+        squadLocalId: input.squadId,
+        action: towerAction,
+        entityRef: `${input.entityType}:${input.entityId}`,
+        details: flatScalars(details),
+        occurredAt: entry.createdAt.toISOString(),
       },
-    ])
+    })
   }
+  if (rows.length) await tx.outbox.append(rows)
 }
 
 /** The tower accepts only a flat object of strings, numbers and booleans in activity details. */

@@ -1,5 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
-import type { BudgetCheckState, BudgetIncident, BudgetLevel, BudgetMetric, BudgetRepository, BudgetScopeType, CostTotals, NewBudgetIncident, Period } from '@slaw/core'
+import type {
+  BudgetCheckState, BudgetIncident, BudgetLevel, BudgetMetric, BudgetOverviewRows, BudgetRepository, BudgetScopeType, CostTotals, NewBudgetIncident, Period,
+} from '@slaw/core'
 import type { Database } from '../schema.js'
 import type { BudgetIncidentsTable } from '../schema-governance.js'
 import { now } from '../sql-helpers.js'
@@ -35,16 +37,53 @@ const scopeExists = sql`(i.scope_type = 'squad'
 export class PgBudgetRepository implements BudgetRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
+  async overview(squadId: string, input: { period: Period; incidentPeriods: Period[] }): Promise<BudgetOverviewRows> {
+    const { period, incidentPeriods } = input
+    const spent = (alias: string) =>
+      sql.raw(fields.map((f) => `'${f}', coalesce(${alias}.${columnOf[f]}, 0)`).join(', '))
+    // One round trip; nested rows come back as JSON with camelCase keys (nothing for the
+    // CamelCasePlugin to rename) and are typed below.
+    const { rows } = await sql<Record<string, unknown>>`
+      select s.budget_monthly_tokens as "squadTokens", ${totalsColumns('rs')},
+        (select coalesce(json_agg(json_build_object(
+                  'id', a.id, 'name', a.name, 'status', a.status, 'pauseReason', a.pause_reason,
+                  'budgetMonthlyCents', a.budget_monthly_cents, 'budgetMonthlyTokens', a.budget_monthly_tokens,
+                  'spent', json_build_object(${spent('r')})) order by a.name), '[]')
+           from agents a
+           left join cost_rollups r on r.squad_id = a.squad_id and r.period = ${period} and r.scope = 'agent' and r.scope_key = a.id::text
+          where a.squad_id = ${squadId}) as "agentRows",
+        (select coalesce(json_agg(json_build_object(
+                  'id', p.id, 'name', p.name, 'budgetCents', p.budget_cents, 'pausedAt', p.paused_at, 'pauseReason', p.pause_reason,
+                  'spentCents', coalesce(r.cost_cents, 0)) order by p.id), '[]')
+           from projects p
+           left join cost_rollups r on r.squad_id = p.squad_id and r.period = 'all' and r.scope = 'project' and r.scope_key = p.id::text
+          where p.squad_id = ${squadId}) as "projectRows",
+        (select coalesce(json_agg(json_build_object(
+                  'id', i.id, 'squadId', i.squad_id, 'scopeType', i.scope_type, 'scopeId', i.scope_id, 'metric', i.metric, 'level', i.level,
+                  'period', i.period, 'limitAmount', i.limit_amount, 'observedAmount', i.observed_amount,
+                  'createdAt', i.created_at, 'resolvedAt', i.resolved_at) order by i.created_at desc, i.id desc), '[]')
+           from budget_incidents i
+          where i.squad_id = ${squadId} and i.period in (${sql.join(incidentPeriods.length ? incidentPeriods : [''])}) and i.resolved_at is null and ${scopeExists}) as "incidentRows"
+        from squads s
+        left join cost_rollups rs on rs.squad_id = s.id and rs.period = ${period} and rs.scope = 'squad' and rs.scope_key = ''
+       where s.id = ${squadId}`.execute(this.db())
+    const r = rows[0] ?? {}
+    const json = <T>(v: unknown): T[] => (typeof v === 'string' ? JSON.parse(v) : (v ?? [])) as T[]
+    const date = (v: unknown) => (v == null ? null : new Date(v as string))
+    return {
+      squadTokens: r.squadTokens == null ? null : Number(r.squadTokens),
+      squad: totalsOf(r, 'rs'),
+      agents: json<BudgetOverviewRows['agents'][number]>(r.agentRows),
+      projects: json<Record<string, unknown>>(r.projectRows).map((p) => ({ ...(p as unknown as BudgetOverviewRows['projects'][number]), pausedAt: date(p.pausedAt) })),
+      incidents: json<Record<string, unknown>>(r.incidentRows).map((i) => ({ ...(i as unknown as BudgetIncident), createdAt: date(i.createdAt)!, resolvedAt: date(i.resolvedAt) })),
+    }
+  }
+
   async tokenLimits(squadId: string, agentId?: string): Promise<{ squad: number | null; agent: number | null }> {
     const { rows } = await sql<{ squad: number | null; agent: number | null }>`
       select (select budget_monthly_tokens from squads where id = ${squadId}) as squad,
              (select budget_monthly_tokens from agents where id = ${agentId ?? null}::uuid) as agent`.execute(this.db())
     return { squad: rows[0]?.squad ?? null, agent: rows[0]?.agent ?? null }
-  }
-
-  async agentTokenLimits(squadId: string): Promise<Map<string, number>> {
-    const rows = await this.db().selectFrom('agents').select(['id', 'budgetMonthlyTokens']).where('squadId', '=', squadId).where('budgetMonthlyTokens', 'is not', null).execute()
-    return new Map(rows.map((r) => [r.id, Number(r.budgetMonthlyTokens)]))
   }
 
   async setSquadTokens(squadId: string, tokens: number | null): Promise<void> {
@@ -104,23 +143,5 @@ export class PgBudgetRepository implements BudgetRepository {
     }
     const r = await q.executeTakeFirst()
     return Number(r.numUpdatedRows)
-  }
-
-  async openIncidents(squadId: string, periods: Period[]): Promise<BudgetIncident[]> {
-    if (!periods.length) return []
-    const { rows } = await sql<Selectable<BudgetIncidentsTable>>`
-      select * from budget_incidents i
-       where squad_id = ${squadId} and period in (${sql.join(periods)}) and resolved_at is null and ${scopeExists}
-       order by created_at desc, id desc`.execute(this.db())
-    return rows.map(toIncident)
-  }
-
-  async countOpenIncidentBudgets(squadId: string, periods: Period[]): Promise<number> {
-    if (!periods.length) return 0
-    const { rows } = await sql<{ n: number }>`
-      select count(*) as n from (
-        select distinct scope_type, scope_id, metric from budget_incidents i
-         where squad_id = ${squadId} and period in (${sql.join(periods)}) and resolved_at is null and ${scopeExists}) open`.execute(this.db())
-    return Number(rows[0]?.n ?? 0)
   }
 }
