@@ -78,7 +78,8 @@ export function resolveOptions(o: TowerClientOptions): ResolvedOptions {
   if (instanceId !== undefined && !isValidInstanceId(instanceId)) throw new TypeError('towerClient: instanceId must be 1 to 64 characters of [a-zA-Z0-9_-]')
   if (o.machineId !== undefined && (o.machineId.length < 8 || o.machineId.length > 128)) throw new TypeError('towerClient: machineId must be 8 to 128 characters')
   return {
-    url: o.url,
+    // One spelling of the URL, so a stored connect or enrollment matches it whatever slashes were typed.
+    url: o.url?.replace(/\/+$/, ''),
     mode,
     instanceId,
     machineId: o.machineId,
