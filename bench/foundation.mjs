@@ -52,7 +52,7 @@ async function readPaths(base, paths, token) {
 }
 
 function pgbench(url, script, vars, clients = 50) {
-  const args = ['-n', '-c', String(clients), '-j', '2', '-T', String(duration), '-f', join(root, 'bench/sql', script), ...Object.entries(vars).flatMap(([k, v]) => ['-D', `${k}=${v}`]), url]
+  const args = ['-n', '-M', 'extended', '-c', String(clients), '-j', '2', '-T', String(duration), '-f', join(root, 'bench/sql', script), ...Object.entries(vars).flatMap(([k, v]) => ['-D', `${k}=${v}`]), url]
   const out = execFileSync('pgbench', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
   const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1])
   const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0)

@@ -2,126 +2,128 @@ import t from 'tap'
 import { eachBackend } from './helpers/instance.js'
 import { activityOf, addAgent, addIssue, isError, unknownId } from './helpers/fixtures.js'
 
-eachBackend(t, 'checkout: the issue state table', async (t, api) => {
-  const s = await api.seed('Checkout')
-  const bob = await addAgent(api, s.squadId, 'bob')
-  const checkout = (id: string, body: Record<string, unknown>, token?: string) => api.call('POST', `/api/issues/${id}/checkout`, body, token)
+eachBackend(t, 'checkout', async (t, api) => {
+  await t.test('the issue state table', async (t) => {
+    const s = await api.seed('Checkout')
+    const bob = await addAgent(api, s.squadId, 'bob')
+    const checkout = (id: string, body: Record<string, unknown>, token?: string) => api.call('POST', `/api/issues/${id}/checkout`, body, token)
 
-  // From todo, backlog, blocked or in_review: in_progress, assignee and holder set.
-  for (const status of ['todo', 'backlog', 'blocked', 'in_review']) {
-    const issue = await addIssue(api, s.squadId, { title: `from ${status}`, status, assigneeAgentId: bob.id })
-    const res = await checkout(issue.id, { agentId: s.agentId }, s.agentToken)
-    t.equal(res.status, 200, `from ${status}`)
+    // From todo, backlog, blocked or in_review: in_progress, assignee and holder set.
+    for (const status of ['todo', 'backlog', 'blocked', 'in_review']) {
+      const issue = await addIssue(api, s.squadId, { title: `from ${status}`, status, assigneeAgentId: bob.id })
+      const res = await checkout(issue.id, { agentId: s.agentId }, s.agentToken)
+      t.equal(res.status, 200, `from ${status}`)
+      t.same(Object.keys(res.body), ['issue'])
+      t.match(res.body.issue, { id: issue.id, status: 'in_progress', assigneeAgentId: s.agentId, checkoutAgentId: s.agentId })
+      t.match(res.body.issue.checkedOutAt, /Z$/)
+    }
+    // Not from done, cancelled, or an unowned in_progress, unless expectedStatuses says so.
+    for (const status of ['done', 'cancelled']) {
+      const issue = await addIssue(api, s.squadId, { title: `from ${status}`, status })
+      isError(t, await checkout(issue.id, { agentId: s.agentId }), 422, 'invalid_state', `from ${status}`)
+      const allowed = await checkout(issue.id, { agentId: s.agentId, expectedStatuses: [status] })
+      t.equal(allowed.body.issue?.status, 'in_progress', `from ${status} when expectedStatuses lists it`)
+    }
+
+    // Repeated checkout by the holder succeeds and changes nothing.
+    const issue = await addIssue(api, s.squadId, { title: 'contended' })
+    const first = await checkout(issue.id, { agentId: s.agentId }, s.agentToken)
+    t.equal(first.status, 200)
+    const again = await checkout(issue.id, { agentId: s.agentId }, s.agentToken)
+    t.equal(again.status, 200, 'the same agent again')
+    t.equal(again.body.issue.checkedOutAt, first.body.issue.checkedOutAt, 'the original checkout stands')
+    t.equal((await checkout(issue.id, { agentId: s.agentId, expectedStatuses: ['todo'] }, s.agentToken)).status, 200, 'again, whatever expectedStatuses says')
+    t.equal((await activityOf(api, s.squadId, `entityId=${issue.id}`)).filter((e) => e.action === 'issue.checked_out').length, 1, 'one activity entry for one checkout')
+
+    // Another agent: 409, the issue unchanged.
+    isError(t, await checkout(issue.id, { agentId: bob.id }, bob.token), 409, 'issue_checked_out', 'another agent')
+    isError(t, await checkout(issue.id, { agentId: bob.id, expectedStatuses: ['in_progress'] }), 409, 'issue_checked_out', 'another agent, even by an Operator with expectedStatuses')
+    t.equal((await api.call('GET', `/api/issues/${issue.id}`)).body.issue.checkoutAgentId, s.agentId)
+
+    // expectedStatuses is honoured.
+    const review = await addIssue(api, s.squadId, { title: 'in review', status: 'in_review' })
+    const mismatch = await checkout(review.id, { agentId: bob.id, expectedStatuses: ['todo', 'backlog'] }, bob.token)
+    isError(t, mismatch, 422, 'invalid_state', 'status not in expectedStatuses')
+    t.equal((await api.call('GET', `/api/issues/${review.id}`)).body.issue.status, 'in_review', 'unchanged')
+    t.equal((await checkout(review.id, { agentId: bob.id, expectedStatuses: ['in_review'] }, bob.token)).status, 200)
+    isError(t, await checkout(review.id, { agentId: bob.id, expectedStatuses: [] }), 400, 'invalid_payload', 'empty expectedStatuses')
+    isError(t, await checkout(review.id, { agentId: bob.id, expectedStatuses: ['open'] }), 400, 'invalid_payload', 'unknown status')
+
+    // Who may check out for whom.
+    const free = await addIssue(api, s.squadId, { title: 'free' })
+    isError(t, await checkout(free.id, { agentId: bob.id }, s.agentToken), 403, 'forbidden', 'an agent checks out only for itself')
+    const other = await api.seed('Other')
+    isError(t, await checkout(free.id, { agentId: other.agentId }), 404, 'not_found', 'an agent of another squad')
+    isError(t, await checkout(free.id, { agentId: other.agentId }, other.agentToken), 404, 'not_found', 'another squad\'s agent key')
+    isError(t, await checkout(free.id, { agentId: unknownId }), 404, 'not_found', 'unknown agent')
+    isError(t, await checkout(free.id, { agentId: 'bob' }), 400, 'invalid_payload', 'agentId not a UUID')
+    isError(t, await checkout(free.id, {}), 400, 'invalid_payload', 'agentId missing')
+    isError(t, await checkout(unknownId, { agentId: s.agentId }), 404, 'not_found', 'unknown issue')
+    isError(t, await checkout('not-a-uuid', { agentId: s.agentId }), 404, 'not_found', 'malformed issue id')
+    isError(t, await checkout('CHEC-1', { agentId: s.agentId }), 404, 'not_found', 'an identifier is not accepted here')
+
+    // A paused agent cannot take work; resumed, it can.
+    await api.call('POST', `/api/agents/${bob.id}/pause`)
+    isError(t, await checkout(free.id, { agentId: bob.id }), 409, 'agent_not_active', 'paused agent (Operator call)')
+    isError(t, await checkout(free.id, { agentId: bob.id }, bob.token), 409, 'agent_not_active', 'paused agent (own key)')
+    t.equal((await api.call('GET', `/api/issues/${free.id}`)).body.issue.status, 'todo')
+    await api.call('POST', `/api/agents/${bob.id}/resume`)
+    t.equal((await checkout(free.id, { agentId: bob.id }, bob.token)).status, 200, 'resumed')
+
+    // `running` and `error` are operational states of an active agent: it may still take work.
+    for (const status of ['running', 'error'] as const) {
+      await api.instance.storage.agents.update(bob.id, { status })
+      const work = await addIssue(api, s.squadId, { title: `while ${status}` })
+      t.equal((await checkout(work.id, { agentId: bob.id }, bob.token)).status, 200, `a ${status} agent checks out`)
+    }
+    await api.instance.storage.agents.update(bob.id, { status: 'active' })
+
+    // Run id on the activity entry.
+    const traced = await addIssue(api, s.squadId, { title: 'traced' })
+    const runId = '0190a5a3-7d4e-7c3b-8f00-0000000000aa'
+    t.equal((await api.call('POST', `/api/issues/${traced.id}/checkout`, { agentId: s.agentId }, s.agentToken, { 'x-svc-run-id': runId })).status, 200)
+    t.match((await activityOf(api, s.squadId, `entityId=${traced.id}`))[0], { action: 'issue.checked_out', actorType: 'agent', agentId: s.agentId, runId, details: { from: 'todo' } })
+  })
+
+  await t.test('release', async (t) => {
+    const s = await api.seed('Release')
+    const bob = await addAgent(api, s.squadId, 'bob')
+    const issue = await addIssue(api, s.squadId, { title: 'release me', status: 'in_review' })
+    await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: s.agentId }, s.agentToken)
+    isError(t, await api.call('POST', `/api/issues/${issue.id}/release`, undefined, bob.token), 403, 'forbidden', 'another agent releases')
+    const other = await api.seed('Other')
+    isError(t, await api.call('POST', `/api/issues/${issue.id}/release`, undefined, other.agentToken), 404, 'not_found', 'another squad\'s agent')
+    const res = await api.call('POST', `/api/issues/${issue.id}/release`, undefined, s.agentToken)
+    t.equal(res.status, 200)
     t.same(Object.keys(res.body), ['issue'])
-    t.match(res.body.issue, { id: issue.id, status: 'in_progress', assigneeAgentId: s.agentId, checkoutAgentId: s.agentId })
-    t.match(res.body.issue.checkedOutAt, /Z$/)
-  }
-  // Not from done, cancelled, or an unowned in_progress, unless expectedStatuses says so.
-  for (const status of ['done', 'cancelled']) {
-    const issue = await addIssue(api, s.squadId, { title: `from ${status}`, status })
-    isError(t, await checkout(issue.id, { agentId: s.agentId }), 422, 'invalid_state', `from ${status}`)
-    const allowed = await checkout(issue.id, { agentId: s.agentId, expectedStatuses: [status] })
-    t.equal(allowed.body.issue?.status, 'in_progress', `from ${status} when expectedStatuses lists it`)
-  }
+    t.same([res.body.issue.status, res.body.issue.checkoutAgentId, res.body.issue.checkedOutAt, res.body.issue.assigneeAgentId], ['in_progress', null, null, s.agentId], 'status unchanged, checkout cleared')
+    t.equal((await activityOf(api, s.squadId, `entityId=${issue.id}`))[0].action, 'issue.released')
+    const idle = await api.call('POST', `/api/issues/${issue.id}/release`, undefined, s.agentToken)
+    t.same([idle.status, idle.body.issue.checkoutAgentId], [200, null], 'releasing an unowned issue is a no-op')
 
-  // Repeated checkout by the holder succeeds and changes nothing.
-  const issue = await addIssue(api, s.squadId, { title: 'contended' })
-  const first = await checkout(issue.id, { agentId: s.agentId }, s.agentToken)
-  t.equal(first.status, 200)
-  const again = await checkout(issue.id, { agentId: s.agentId }, s.agentToken)
-  t.equal(again.status, 200, 'the same agent again')
-  t.equal(again.body.issue.checkedOutAt, first.body.issue.checkedOutAt, 'the original checkout stands')
-  t.equal((await checkout(issue.id, { agentId: s.agentId, expectedStatuses: ['todo'] }, s.agentToken)).status, 200, 'again, whatever expectedStatuses says')
-  t.equal((await activityOf(api, s.squadId, `entityId=${issue.id}`)).filter((e) => e.action === 'issue.checked_out').length, 1, 'one activity entry for one checkout')
+    // After release another agent may take the in_progress issue by saying so.
+    isError(t, await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: bob.id }, bob.token), 422, 'invalid_state', 'in_progress is not a default checkout status')
+    t.equal((await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: bob.id, expectedStatuses: ['in_progress'] }, bob.token)).status, 200)
+    const byOp = await api.call('POST', `/api/issues/${issue.id}/release`)
+    t.same([byOp.status, byOp.body.issue.checkoutAgentId, byOp.body.issue.status], [200, null, 'in_progress'], 'an Operator releases anyone\'s checkout')
+    isError(t, await api.call('POST', `/api/issues/${unknownId}/release`), 404, 'not_found', 'unknown issue')
+    isError(t, await api.call('POST', '/api/issues/xyz/release'), 404, 'not_found', 'malformed id')
+  })
 
-  // Another agent: 409, the issue unchanged.
-  isError(t, await checkout(issue.id, { agentId: bob.id }, bob.token), 409, 'issue_checked_out', 'another agent')
-  isError(t, await checkout(issue.id, { agentId: bob.id, expectedStatuses: ['in_progress'] }), 409, 'issue_checked_out', 'another agent, even by an Operator with expectedStatuses')
-  t.equal((await api.call('GET', `/api/issues/${issue.id}`)).body.issue.checkoutAgentId, s.agentId)
-
-  // expectedStatuses is honoured.
-  const review = await addIssue(api, s.squadId, { title: 'in review', status: 'in_review' })
-  const mismatch = await checkout(review.id, { agentId: bob.id, expectedStatuses: ['todo', 'backlog'] }, bob.token)
-  isError(t, mismatch, 422, 'invalid_state', 'status not in expectedStatuses')
-  t.equal((await api.call('GET', `/api/issues/${review.id}`)).body.issue.status, 'in_review', 'unchanged')
-  t.equal((await checkout(review.id, { agentId: bob.id, expectedStatuses: ['in_review'] }, bob.token)).status, 200)
-  isError(t, await checkout(review.id, { agentId: bob.id, expectedStatuses: [] }), 400, 'invalid_payload', 'empty expectedStatuses')
-  isError(t, await checkout(review.id, { agentId: bob.id, expectedStatuses: ['open'] }), 400, 'invalid_payload', 'unknown status')
-
-  // Who may check out for whom.
-  const free = await addIssue(api, s.squadId, { title: 'free' })
-  isError(t, await checkout(free.id, { agentId: bob.id }, s.agentToken), 403, 'forbidden', 'an agent checks out only for itself')
-  const other = await api.seed('Other')
-  isError(t, await checkout(free.id, { agentId: other.agentId }), 404, 'not_found', 'an agent of another squad')
-  isError(t, await checkout(free.id, { agentId: other.agentId }, other.agentToken), 404, 'not_found', 'another squad\'s agent key')
-  isError(t, await checkout(free.id, { agentId: unknownId }), 404, 'not_found', 'unknown agent')
-  isError(t, await checkout(free.id, { agentId: 'bob' }), 400, 'invalid_payload', 'agentId not a UUID')
-  isError(t, await checkout(free.id, {}), 400, 'invalid_payload', 'agentId missing')
-  isError(t, await checkout(unknownId, { agentId: s.agentId }), 404, 'not_found', 'unknown issue')
-  isError(t, await checkout('not-a-uuid', { agentId: s.agentId }), 404, 'not_found', 'malformed issue id')
-  isError(t, await checkout('CHEC-1', { agentId: s.agentId }), 404, 'not_found', 'an identifier is not accepted here')
-
-  // A paused agent cannot take work; resumed, it can.
-  await api.call('POST', `/api/agents/${bob.id}/pause`)
-  isError(t, await checkout(free.id, { agentId: bob.id }), 409, 'agent_not_active', 'paused agent (Operator call)')
-  isError(t, await checkout(free.id, { agentId: bob.id }, bob.token), 409, 'agent_not_active', 'paused agent (own key)')
-  t.equal((await api.call('GET', `/api/issues/${free.id}`)).body.issue.status, 'todo')
-  await api.call('POST', `/api/agents/${bob.id}/resume`)
-  t.equal((await checkout(free.id, { agentId: bob.id }, bob.token)).status, 200, 'resumed')
-
-  // `running` and `error` are operational states of an active agent: it may still take work.
-  for (const status of ['running', 'error'] as const) {
-    await api.instance.storage.agents.update(bob.id, { status })
-    const work = await addIssue(api, s.squadId, { title: `while ${status}` })
-    t.equal((await checkout(work.id, { agentId: bob.id }, bob.token)).status, 200, `a ${status} agent checks out`)
-  }
-  await api.instance.storage.agents.update(bob.id, { status: 'active' })
-
-  // Run id on the activity entry.
-  const traced = await addIssue(api, s.squadId, { title: 'traced' })
-  const runId = '0190a5a3-7d4e-7c3b-8f00-0000000000aa'
-  t.equal((await api.call('POST', `/api/issues/${traced.id}/checkout`, { agentId: s.agentId }, s.agentToken, { 'x-svc-run-id': runId })).status, 200)
-  t.match((await activityOf(api, s.squadId, `entityId=${traced.id}`))[0], { action: 'issue.checked_out', actorType: 'agent', agentId: s.agentId, runId, details: { from: 'todo' } })
-})
-
-eachBackend(t, 'checkout: release', async (t, api) => {
-  const s = await api.seed('Release')
-  const bob = await addAgent(api, s.squadId, 'bob')
-  const issue = await addIssue(api, s.squadId, { title: 'release me', status: 'in_review' })
-  await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: s.agentId }, s.agentToken)
-  isError(t, await api.call('POST', `/api/issues/${issue.id}/release`, undefined, bob.token), 403, 'forbidden', 'another agent releases')
-  const other = await api.seed('Other')
-  isError(t, await api.call('POST', `/api/issues/${issue.id}/release`, undefined, other.agentToken), 404, 'not_found', 'another squad\'s agent')
-  const res = await api.call('POST', `/api/issues/${issue.id}/release`, undefined, s.agentToken)
-  t.equal(res.status, 200)
-  t.same(Object.keys(res.body), ['issue'])
-  t.same([res.body.issue.status, res.body.issue.checkoutAgentId, res.body.issue.checkedOutAt, res.body.issue.assigneeAgentId], ['in_progress', null, null, s.agentId], 'status unchanged, checkout cleared')
-  t.equal((await activityOf(api, s.squadId, `entityId=${issue.id}`))[0].action, 'issue.released')
-  const idle = await api.call('POST', `/api/issues/${issue.id}/release`, undefined, s.agentToken)
-  t.same([idle.status, idle.body.issue.checkoutAgentId], [200, null], 'releasing an unowned issue is a no-op')
-
-  // After release another agent may take the in_progress issue by saying so.
-  isError(t, await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: bob.id }, bob.token), 422, 'invalid_state', 'in_progress is not a default checkout status')
-  t.equal((await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: bob.id, expectedStatuses: ['in_progress'] }, bob.token)).status, 200)
-  const byOp = await api.call('POST', `/api/issues/${issue.id}/release`)
-  t.same([byOp.status, byOp.body.issue.checkoutAgentId, byOp.body.issue.status], [200, null, 'in_progress'], 'an Operator releases anyone\'s checkout')
-  isError(t, await api.call('POST', `/api/issues/${unknownId}/release`), 404, 'not_found', 'unknown issue')
-  isError(t, await api.call('POST', '/api/issues/xyz/release'), 404, 'not_found', 'malformed id')
-})
-
-eachBackend(t, 'checkout: 20 agents race for one issue', async (t, api) => {
-  const s = await api.seed('Race')
-  const agents: Array<{ id: string; token: string }> = []
-  for (let i = 0; i < 20; i++) agents.push(await addAgent(api, s.squadId, `racer-${i}`))
-  const issue = await addIssue(api, s.squadId, { title: 'the prize' })
-  const results = await Promise.all(agents.map((a) => api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: a.id }, a.token)))
-  const winners = results.filter((r) => r.status === 200)
-  const losers = results.filter((r) => r.status === 409)
-  t.equal(winners.length, 1, 'exactly one 200')
-  t.equal(losers.length, 19, '19 × 409')
-  t.ok(losers.every((r) => r.body.code === 'issue_checked_out'), 'every loser: issue_checked_out')
-  const winner = winners[0]!.body.issue.checkoutAgentId
-  const stored = (await api.call('GET', `/api/issues/${issue.id}`)).body.issue
-  t.same([stored.checkoutAgentId, stored.assigneeAgentId, stored.status], [winner, winner, 'in_progress'], 'the stored owner is the winner')
-  t.equal((await activityOf(api, s.squadId, `entityId=${issue.id}`)).filter((e) => e.action === 'issue.checked_out').length, 1)
+  await t.test('20 agents race for one issue', async (t) => {
+    const s = await api.seed('Race')
+    const agents: Array<{ id: string; token: string }> = []
+    for (let i = 0; i < 20; i++) agents.push(await addAgent(api, s.squadId, `racer-${i}`))
+    const issue = await addIssue(api, s.squadId, { title: 'the prize' })
+    const results = await Promise.all(agents.map((a) => api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: a.id }, a.token)))
+    const winners = results.filter((r) => r.status === 200)
+    const losers = results.filter((r) => r.status === 409)
+    t.equal(winners.length, 1, 'exactly one 200')
+    t.equal(losers.length, 19, '19 × 409')
+    t.ok(losers.every((r) => r.body.code === 'issue_checked_out'), 'every loser: issue_checked_out')
+    const winner = winners[0]!.body.issue.checkoutAgentId
+    const stored = (await api.call('GET', `/api/issues/${issue.id}`)).body.issue
+    t.same([stored.checkoutAgentId, stored.assigneeAgentId, stored.status], [winner, winner, 'in_progress'], 'the stored owner is the winner')
+    t.equal((await activityOf(api, s.squadId, `entityId=${issue.id}`)).filter((e) => e.action === 'issue.checked_out').length, 1)
+  })
 })

@@ -4,3 +4,4 @@ export { KyselyStorage, createSession, type KyselyStorageOptions, type Db } from
 export { PGliteDialect } from './pglite-dialect.js'
 export { migrations, migrationProvider } from './migrations/index.js'
 export type { Database } from './schema.js'
+export { PostgresJsDialect } from './postgres-js-dialect.js'

@@ -1,5 +1,5 @@
 import postgres, { type Sql } from 'postgres'
-import { PostgresJSDialect } from 'kysely-postgres-js'
+import { PostgresJsDialect } from './postgres-js-dialect.js'
 import type { Storage } from '@slaw/core'
 import { KyselyStorage } from './kysely-storage.js'
 
@@ -32,5 +32,5 @@ export function pgStorage(options: PgStorageOptions): Storage & { readonly db: K
     })
   // Kysely's destroy() ends the client through the dialect; a caller's client must stay open.
   const forDialect = owned ? client : (new Proxy(client, { get: (t, p) => (p === 'end' ? async () => undefined : Reflect.get(t, p)) }) as Sql)
-  return new KyselyStorage({ name: 'postgres', dialect: new PostgresJSDialect({ postgres: forDialect }) })
+  return new KyselyStorage({ name: 'postgres', dialect: new PostgresJsDialect(forDialect) })
 }

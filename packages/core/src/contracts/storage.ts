@@ -218,6 +218,8 @@ export interface IssueRepository {
   setBlockers(issueId: string, blockedByIssueIds: string[]): Promise<void>
   blockedBy(issueId: string): Promise<IssueRef[]>
   blocks(issueId: string): Promise<IssueRef[]>
+  /** The issue with what blocks it and what it blocks, in one round trip (the hot read path). */
+  getWithLinks(id: string): Promise<{ issue: Issue; blockedBy: IssueRef[]; blocks: IssueRef[] } | undefined>
   /** Parent, grandparent, … nearest first. */
   ancestors(issueId: string): Promise<IssueRef[]>
   /** Of the ids given, the ones that are issues of the squad. */

@@ -1,13 +1,43 @@
 import { randomBytes, createHash } from 'node:crypto'
 
+let lastMs = 0
+let counter = 0
+
 /**
  * UUIDv7: time-ordered, so new rows land at the right edge of their indexes instead of all over
  * them. Node 20 has no built-in v7; this is the RFC 9562 layout (48-bit ms time, version, random).
+ *
+ * Ids made in this process are strictly increasing (RFC 9562 method 1: the 12 `rand_a` bits are a
+ * counter that starts at a random value below 2048 each millisecond), because lists sort by id:
+ * two comments or activity entries written in the same millisecond must keep their order, or an
+ * `after` cursor would skip one. With `at` given (a backdated event), the id is simply of that time.
  */
-export function uuidv7(now = Date.now()): string {
+export function uuidv7(at?: number): string {
   const b = randomBytes(16)
-  b.writeUIntBE(now, 0, 6)
-  b[6] = 0x70 | (b[6]! & 0x0f)
+  let ms: number
+  let seq: number
+  if (at !== undefined) {
+    ms = at
+    seq = b.readUInt16BE(6) & 0x0fff
+  } else {
+    ms = Date.now()
+    if (ms > lastMs) {
+      counter = b.readUInt16BE(6) & 0x07ff
+    } else {
+      // Same millisecond (or the clock stepped back): count on from the last id; past 4095, borrow the next millisecond.
+      ms = lastMs
+      counter++
+      if (counter > 0x0fff) {
+        ms = lastMs + 1
+        counter = b.readUInt16BE(6) & 0x07ff
+      }
+    }
+    lastMs = ms
+    seq = counter
+  }
+  b.writeUIntBE(ms, 0, 6)
+  b[6] = 0x70 | (seq >> 8)
+  b[7] = seq & 0xff
   b[8] = 0x80 | (b[8]! & 0x3f)
   const h = b.toString('hex')
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`

@@ -120,6 +120,14 @@ export class IssueService {
   }
 
   async get(actor: Actor, id: string): Promise<IssueDetail> {
+    // Hot path: one round trip for the issue and its links; identifiers take the general path.
+    if (isUuid(id)) {
+      const found = await this.ctx.storage.issues.getWithLinks(id)
+      if (!found || (actor.type === 'agent' && actor.squadId !== found.issue.squadId)) throw notFound('Issue')
+      const { issue, blockedBy, blocks } = found
+      const ancestors = issue.parentId ? await this.ctx.storage.issues.ancestors(issue.id) : []
+      return { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks, ancestors }
+    }
     const issue = await this.visible(this.ctx.storage, actor, id, { identifier: true })
     return this.detail(this.ctx.storage, issue)
   }

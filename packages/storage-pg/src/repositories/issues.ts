@@ -106,6 +106,9 @@ export class PgIssueRepository implements IssueRepository {
   }
 
   async setBlockers(issueId: string, ids: string[]): Promise<void> {
+    // Replacing a set is delete-then-insert: hold the issue row so two replacements of the same set
+    // run one after the other (the later one wins whole) instead of colliding on the primary key.
+    await this.db().selectFrom('issues').select('id').where('id', '=', issueId).forUpdate().execute()
     await this.db().deleteFrom('issueBlockers').where('issueId', '=', issueId).execute()
     if (ids.length) await this.db().insertInto('issueBlockers').values(ids.map((b) => ({ issueId, blockedByIssueId: b }))).execute()
   }
@@ -128,6 +131,22 @@ export class PgIssueRepository implements IssueRepository {
       .where('b.blockedByIssueId', '=', issueId)
       .orderBy('i.id')
       .execute()) as IssueRef[]
+  }
+
+  async getWithLinks(id: string): Promise<{ issue: Issue; blockedBy: IssueRef[]; blocks: IssueRef[] } | undefined> {
+    const ref = (alias: string) => sql.raw(`json_build_object('id', ${alias}.id, 'identifier', ${alias}.identifier, 'title', ${alias}.title, 'status', ${alias}.status)`)
+    const row = await this.db()
+      .selectFrom('issues')
+      .select(issueColumns)
+      .select([
+        sql<IssueRef[]>`coalesce((select json_agg(${ref('bi')} order by bi.id) from issue_blockers b join issues bi on bi.id = b.blocked_by_issue_id where b.issue_id = issues.id), '[]'::json)`.as('blockedByLinks'),
+        sql<IssueRef[]>`coalesce((select json_agg(${ref('ki')} order by ki.id) from issue_blockers k join issues ki on ki.id = k.issue_id where k.blocked_by_issue_id = issues.id), '[]'::json)`.as('blocksLinks'),
+      ])
+      .where('id', '=', id)
+      .executeTakeFirst()
+    if (!row) return undefined
+    const { blockedByLinks, blocksLinks, ...issue } = row
+    return { issue: toIssue(issue), blockedBy: blockedByLinks, blocks: blocksLinks }
   }
 
   async ancestors(issueId: string): Promise<IssueRef[]> {

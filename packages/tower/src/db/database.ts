@@ -1,7 +1,6 @@
 import { Kysely, Migrator } from 'kysely'
-import { PostgresJSDialect } from 'kysely-postgres-js'
 import postgres from 'postgres'
-import { PGliteDialect, postgresTypes } from '@slaw/storage-pg'
+import { PGliteDialect, PostgresJsDialect, postgresTypes } from '@slaw/storage-pg'
 import { migrationProvider } from '../migrations/index.js'
 import { openPglite } from './pglite.js'
 import type { TowerDatabase } from './schema.js'
@@ -34,7 +33,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<OpenDataba
       connection: { application_name: 'slaw-tower' },
     })
     // Kysely's destroy() ends the client through the dialect.
-    const db = new Kysely<TowerDatabase>({ dialect: new PostgresJSDialect({ postgres: client }) })
+    const db = new Kysely<TowerDatabase>({ dialect: new PostgresJsDialect(client) })
     opened = { db, kind: 'postgres', close: () => db.destroy() }
   } else {
     const pg = await openPglite(options.dataDir ?? './.slaw-tower', migrate)
