@@ -23,3 +23,6 @@ export { redact } from './services/redact.js'
 export { uuidv7, isUuid, hashToken } from './services/ids.js'
 export { skillContentHash } from './services/skill-content.js'
 export { slawVersion } from './version.js'
+// Outbox payloads in the ingest wire shape, shared with the tower client's full resync.
+export { outboxUpserts } from './services/recorder.js'
+export { costEventFact, projectUpsert } from './services/governance-outbox.js'

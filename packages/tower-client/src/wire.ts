@@ -6,6 +6,7 @@ import {
   type Fact, type Upsert,
 } from '@slaw/core/ingest'
 import type { Agent, CostEvent, Issue, OutboxEntry, Project, Squad } from '@slaw/core'
+import { costEventFact, outboxUpserts, projectUpsert } from '@slaw/core'
 
 /**
  * The only shapes that ever leave the instance: each wire type's own fields, picked one by one from
@@ -136,63 +137,9 @@ export function seqGreater(a: string, b: string): boolean {
 // Full resync: current rows in the same shapes core writes to the outbox.
 
 export const resyncPayload = {
-  squad: (s: Squad, spentMonthlyCents: number): Record<string, unknown> => ({
-    type: 'squad',
-    localId: s.id,
-    name: s.name,
-    status: s.status,
-    budgetMonthlyCents: s.budgetMonthlyCents,
-    spentMonthlyCents,
-    updatedAt: s.updatedAt.toISOString(),
-  }),
-  agent: (a: Agent, spentMonthlyCents: number): Record<string, unknown> => ({
-    type: 'agent',
-    localId: a.id,
-    squadLocalId: a.squadId,
-    name: a.name,
-    role: a.role,
-    status: a.status,
-    adapterType: a.adapterType,
-    budgetMonthlyCents: a.budgetMonthlyCents,
-    spentMonthlyCents,
-    ...(a.title ? { title: a.title } : {}),
-    ...(a.reportsToAgentId ? { reportsToLocalId: a.reportsToAgentId } : {}),
-    updatedAt: a.updatedAt.toISOString(),
-  }),
-  project: (p: Project): Record<string, unknown> => ({
-    type: 'project',
-    localId: p.id,
-    squadLocalId: p.squadId,
-    name: p.name,
-    status: p.pauseReason ? 'paused' : p.status,
-    updatedAt: p.updatedAt.toISOString(),
-  }),
-  issue: (i: Issue): Record<string, unknown> => ({
-    type: 'issue',
-    localId: i.id,
-    squadLocalId: i.squadId,
-    projectLocalId: i.projectId,
-    title: i.title,
-    identifier: i.identifier,
-    status: i.status,
-    assigneeAgentLocalId: i.assigneeAgentId,
-    updatedAt: i.updatedAt.toISOString(),
-  }),
-  cost_event: (e: CostEvent): Record<string, unknown> => ({
-    type: 'cost_event',
-    localId: e.id,
-    squadLocalId: e.squadId,
-    agentLocalId: e.agentId,
-    ...(e.issueId ? { issueLocalId: e.issueId } : {}),
-    ...(e.projectId ? { projectLocalId: e.projectId } : {}),
-    provider: e.provider,
-    ...(e.biller ? { biller: e.biller } : {}),
-    billingType: e.billingType,
-    model: e.model,
-    inputTokens: e.inputTokens,
-    cachedInputTokens: e.cachedInputTokens,
-    outputTokens: e.outputTokens,
-    costCents: e.costCents,
-    occurredAt: e.occurredAt.toISOString(),
-  }),
+  squad: (s: Squad, spentMonthlyCents: number): Record<string, unknown> => outboxUpserts.squad(s, spentMonthlyCents).payload,
+  agent: (a: Agent, spentMonthlyCents: number): Record<string, unknown> => outboxUpserts.agent(a, spentMonthlyCents).payload,
+  project: (p: Project): Record<string, unknown> => projectUpsert(p).payload,
+  issue: (i: Issue): Record<string, unknown> => outboxUpserts.issue(i).payload,
+  cost_event: (e: CostEvent): Record<string, unknown> => costEventFact(e).payload,
 }
