@@ -58,7 +58,8 @@ class PostgresJsDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    await this.sql.end()
+    // Give in-flight queries five seconds, then close regardless: shutdown must never hang.
+    await this.sql.end({ timeout: 5 })
   }
 }
 
