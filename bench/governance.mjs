@@ -1,6 +1,11 @@
 // Benchmarks for governance and money (issue #3). Not tests: figures go to bench/RESULTS.md.
 //
-//   node bench/governance.mjs        (PostgreSQL at BENCH_PG_URL, pgbench on PATH; BENCH_DURATION seconds per run)
+//   node bench/governance.mjs
+//
+// Needs PostgreSQL at BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres; the script
+// creates and drops the database slaw_bench_governance) and pgbench on PATH. BENCH_DURATION seconds
+// per run (default 10); BENCH_COST_EVENTS and BENCH_ISSUES change the seed; BENCH_REUSE=1 keeps an
+// already seeded database. Takes about three minutes on 2 cores.
 //
 // The instance runs `slaw start` from the TypeScript sources (through tsx), so no build is needed
 // and the figures are always those of the code in the tree. It seeds, by SQL generate_series,
@@ -187,16 +192,27 @@ const section = [
   '## Governance',
   '',
   `${results.date.slice(0, 10)}, ${results.machine}. \`node bench/governance.mjs\` (PostgreSQL 15 on the same machine, ${duration} s per run).`,
-  `One squad holds ${issues.toLocaleString('en')} issues and ${costEvents.toLocaleString('en')} cost events (120 days; ${results.seed.monthEvents.toLocaleString('en')} this month), 20 agents, 5 projects, budgets on all of them.`,
+  `One squad holds ${issues.toLocaleString('en')} issues and ${costEvents.toLocaleString('en')} cost events (120 days; ${results.seed.monthEvents.toLocaleString('en')} this month, the summary's count equals a scan: ${results.seed.summaryMatchesScan}), 20 agents, 5 projects, budgets on all of them${results.seed.reused ? ' (seeded by an earlier run, BENCH_REUSE=1)' : ''}.`,
   'Targets: dashboard, costs/summary and budgets/overview p50 under 10 ms and p99 under 40 ms; POST cost-events at least half of pgbench.',
   '',
   '| Run | Result | |',
   '|---|---|---|',
   ...rows,
   '',
+  'How to read it. The three reads cost the same whatever the number of events or issues: the dashboard is',
+  'two statements (the squad, then one statement over the month rollup and the issue counters kept by',
+  'triggers), costs/summary two primary-key lookups, budgets/overview two statements. At 4 connections the',
+  'latency is the work; at 50 it is mostly queueing on 2 cores shared by Node, PostgreSQL and autocannon.',
+  'POST cost-events runs 4 round trips per request (begin; the squad, agent and issue reads, pipelined;',
+  'one statement writing the activity entry, its outbox rows with the cost_event fact, the event and its',
+  'rollups and returning the new totals and the token ceilings; commit) behind fastify, against',
+  'pgbench\'s 4 statements with no HTTP in front. The squad\'s rollup row is locked only from that',
+  'statement to the commit; on this box the limit is CPU (the instance process runs near one full core),',
+  'not that row.',
+  '',
 ].join('\n')
 const start = current.indexOf('## Governance')
 const next = start < 0 ? -1 : current.indexOf('\n## ', start + 1)
-const updated = start < 0 ? `${current.trimEnd()}\n\n${section}` : `${current.slice(0, start)}${section}${next < 0 ? '' : current.slice(next + 1)}`
+const updated = start < 0 ? `${current.trimEnd()}\n\n${section}` : `${current.slice(0, start)}${section}${next < 0 ? '' : `\n${current.slice(next + 1)}`}`
 writeFileSync(file, updated.endsWith('\n') ? updated : `${updated}\n`)
 log('updated bench/RESULTS.md')

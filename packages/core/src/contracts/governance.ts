@@ -1,4 +1,5 @@
-import type { ActorType, Agent, Goal, GoalStatus, IssueSummary, Project } from '../records.js'
+import type { ActivityEntry, ActorType, Agent, Goal, GoalStatus, IssueSummary, Project } from '../records.js'
+import type { NewOutboxEntry } from './storage.js'
 
 /**
  * Records and repositories of governance and money: approvals, goals, projects and their execution
@@ -275,8 +276,9 @@ export interface CostRepository {
    * monthly token ceilings. Rollup rows are locked in the order given until the transaction ends:
    * callers pass the squad row first, so concurrent writers of one squad queue there before
    * touching any other row (no deadlocks), and each sees the totals the previous one left.
+   * `alongside` rows (the event's activity entry, its outbox rows) are written by the same statement.
    */
-  record(event: NewCostEvent, keys: RollupKey[], delta: CostTotals): Promise<RecordedCost>
+  record(event: NewCostEvent, keys: RollupKey[], delta: CostTotals, alongside?: { activity?: ActivityEntry[]; outbox?: NewOutboxEntry[] }): Promise<RecordedCost>
   /** Rollup rows of a squad for one period and scope (all keys, or the keys given). */
   rollups(squadId: string, period: Period, scope: RollupScope, keys?: string[]): Promise<Array<{ key: string } & CostTotals>>
   /** Drops rollup rows of one scope key (a deleted project). */

@@ -8,7 +8,7 @@ import { costEventFact } from './governance-outbox.js'
 import { isUuid, uuidv7 } from './ids.js'
 import type { IssueService } from './issues.js'
 import { lifetime, monthPeriod, monthStart, nextMonthStart, providerForModel, zeroTotals } from './money.js'
-import { recordActivity } from './recorder.js'
+import { activityRows } from './recorder.js'
 import type { SquadService } from './squads.js'
 
 export interface RecordCostInput {
@@ -107,24 +107,30 @@ export class CostService {
         billingCode: input.billingCode ?? issue?.billingCode ?? null,
         occurredAt,
       }
-      await recordActivity(tx, actor, {
-        squadId: squad.id,
-        action: 'cost.recorded',
-        entityType: 'cost_event',
-        entityId: event.id,
-        agentId: agent.id,
-        details: {
-          model: event.model,
-          provider: event.provider,
-          billingType: event.billingType,
-          costCents: event.costCents,
-          inputTokens: event.inputTokens,
-          cachedInputTokens: event.cachedInputTokens,
-          outputTokens: event.outputTokens,
-          ...(issue ? { issueId: issue.id, identifier: issue.identifier } : {}),
+      // The activity entry (tower action cost.reported) and the cost_event fact are written by the
+      // same statement as the event and its rollups.
+      const audit = activityRows(
+        actor,
+        {
+          squadId: squad.id,
+          action: 'cost.recorded',
+          entityType: 'cost_event',
+          entityId: event.id,
+          agentId: agent.id,
+          details: {
+            model: event.model,
+            provider: event.provider,
+            billingType: event.billingType,
+            costCents: event.costCents,
+            inputTokens: event.inputTokens,
+            cachedInputTokens: event.cachedInputTokens,
+            outputTokens: event.outputTokens,
+            ...(issue ? { issueId: issue.id, identifier: issue.identifier } : {}),
+          },
+          outbox: [costEventFact({ ...event, createdAt: occurredAt })],
         },
-        outbox: [costEventFact({ ...event, createdAt: occurredAt })],
-      })
+        occurredAt,
+      )
       const delta: CostTotals = {
         costCents: event.costCents,
         inputTokens: event.inputTokens,
@@ -133,15 +139,15 @@ export class CostService {
         subscriptionTokens: billingType === 'metered_api' ? 0 : event.inputTokens + event.cachedInputTokens + event.outputTokens,
         events: 1,
       }
-      // Last, so the hot squad row stays locked for as short a time as possible; the squad row
-      // comes first so writers of one squad queue there before touching any other row.
+      // One statement, last, so the hot squad row stays locked for as short a time as possible; the
+      // squad row comes first so writers of one squad queue there before touching any other row.
       const keys: RollupKey[] = [
         { scope: 'squad', key: '', period },
         { scope: 'agent', key: agent.id, period },
         ...(project ? [{ scope: 'project' as const, key: project.id, period: lifetime }] : []),
         { scope: 'provider', key: event.provider, period },
       ]
-      const recorded = await tx.costs.record(event, keys, delta)
+      const recorded = await tx.costs.record(event, keys, delta, { activity: [audit.entry], outbox: audit.outbox })
       await this.budgets.afterCost(tx, { squad, agent, project, period, tokenLimits: recorded.tokenLimits, totals: recorded.totals, delta })
       return recorded.event
     })

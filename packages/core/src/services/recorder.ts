@@ -1,5 +1,5 @@
-import type { NewOutboxEntry, StorageSession } from '../contracts/storage.js'
-import type { Agent, Issue, Squad } from '../records.js'
+import type { NewActivity, NewOutboxEntry, StorageSession } from '../contracts/storage.js'
+import type { ActivityEntry, Agent, Issue, Squad } from '../records.js'
 import { actorColumns, type Actor } from './actor.js'
 import { uuidv7 } from './ids.js'
 import { redact } from './redact.js'
@@ -33,10 +33,24 @@ const towerActions: Record<string, string> = {
 }
 
 export async function recordActivity(tx: StorageSession, actor: Actor, input: ActivityInput): Promise<void> {
+  const entry = await tx.activity.insert(newEntry(actor, input))
+  const rows = outboxFor(entry, input)
+  if (rows.length) await tx.outbox.append(rows)
+}
+
+/**
+ * The activity row and every outbox row of an entry, built without writing them: for a storage
+ * primitive that writes them together with other rows in one statement (`costs.record`).
+ */
+export function activityRows(actor: Actor, input: ActivityInput, at: Date): { entry: ActivityEntry; outbox: NewOutboxEntry[] } {
+  const entry: ActivityEntry = { ...newEntry(actor, input, at), createdAt: at }
+  return { entry, outbox: outboxFor(entry, input) }
+}
+
+function newEntry(actor: Actor, input: ActivityInput, at?: Date): NewActivity {
   const cols = actorColumns(actor)
-  const details = input.details ? redact(input.details) : null
-  const entry = await tx.activity.insert({
-    id: uuidv7(),
+  return {
+    id: uuidv7(at?.getTime()),
     squadId: input.squadId,
     actorType: cols.actorType,
     actorId: cols.actorId,
@@ -45,10 +59,13 @@ export async function recordActivity(tx: StorageSession, actor: Actor, input: Ac
     entityId: input.entityId,
     agentId: input.agentId !== undefined ? input.agentId : cols.agentId,
     runId: cols.runId,
-    details,
-  })
-  const towerAction = towerActions[input.action]
+    details: input.details ? redact(input.details) : null,
+  }
+}
+
+function outboxFor(entry: ActivityEntry, input: ActivityInput): NewOutboxEntry[] {
   const rows: NewOutboxEntry[] = [...(input.outbox ?? [])]
+  const towerAction = towerActions[input.action]
   if (towerAction) {
     rows.push({
       kind: 'fact',
@@ -61,12 +78,12 @@ export async function recordActivity(tx: StorageSession, actor: Actor, input: Ac
         squadLocalId: input.squadId,
         action: towerAction,
         entityRef: `${input.entityType}:${input.entityId}`,
-        details: flatScalars(details),
+        details: flatScalars(entry.details),
         occurredAt: entry.createdAt.toISOString(),
       },
     })
   }
-  if (rows.length) await tx.outbox.append(rows)
+  return rows
 }
 
 /** The tower accepts only a flat object of strings, numbers and booleans in activity details. */

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
-import type { CostRepository, CostTotals, NewCostEvent, Period, RecordedCost, RollupKey, RollupScope } from '@slaw/core'
+import type { ActivityEntry, CostRepository, CostTotals, NewCostEvent, NewOutboxEntry, Period, RecordedCost, RollupKey, RollupScope } from '@slaw/core'
+import { json } from '../sql-helpers.js'
 import type { Database } from '../schema.js'
 
 const zero = (): CostTotals => ({ costCents: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, subscriptionTokens: 0, events: 0 })
@@ -34,15 +35,31 @@ const rollupColumns = sql`cost_cents as "costCents", input_tokens as "inputToken
 export class PgCostRepository implements CostRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
-  async record(e: NewCostEvent, keys: RollupKey[], d: CostTotals): Promise<RecordedCost> {
+  async record(e: NewCostEvent, keys: RollupKey[], d: CostTotals, alongside: { activity?: ActivityEntry[]; outbox?: NewOutboxEntry[] } = {}): Promise<RecordedCost> {
     if (!keys.length) throw new TypeError('record: at least one rollup key')
+    const activity = alongside.activity ?? []
+    const outbox = alongside.outbox ?? []
+    // Optional CTEs; data-modifying CTEs run whether or not the query reads them.
+    const activityCte = activity.length
+      ? sql`act as (
+          insert into activity (id, squad_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details, created_at)
+          values ${sql.join(activity.map((a) => sql`(${a.id}, ${a.squadId}, ${a.actorType}, ${a.actorId}, ${a.action}, ${a.entityType}, ${a.entityId}, ${a.agentId}, ${a.runId}, ${a.details === null ? null : json(a.details)}, ${a.createdAt})`))}
+        ),`
+      : sql``
+    const outboxCte = outbox.length
+      ? sql`ob as (
+          insert into outbox (kind, entity_type, entity_id, squad_id, payload)
+          values ${sql.join(outbox.map((o) => sql`(${o.kind}, ${o.entityType}, ${o.entityId}, ${o.squadId}, ${json(o.payload)})`))}
+        ),`
+      : sql``
     // VALUES rows are inserted (and their rows locked) in the order given.
     const values = sql.join(
       keys.map((k) => sql`(${e.squadId}::uuid, ${k.period}, ${k.scope}, ${k.key}, ${d.costCents}::int8, ${d.inputTokens}::int8, ${d.cachedInputTokens}::int8, ${d.outputTokens}::int8, ${d.subscriptionTokens}::int8, ${d.events}::int8)`),
     )
-    // One round trip: the event, its rollups, and the ceilings the budget check needs next.
+    // One round trip: the activity entry and outbox rows, the event, its rollups, and the ceilings
+    // the budget check needs next.
     const { rows } = await sql<Record<string, unknown>>`
-      with ev as (
+      with ${activityCte} ${outboxCte} ev as (
         insert into cost_events (id, squad_id, agent_id, issue_id, project_id, provider, biller, billing_type, model,
                                  input_tokens, cached_input_tokens, output_tokens, cost_cents, billing_code, occurred_at)
         values (${e.id}, ${e.squadId}, ${e.agentId}, ${e.issueId}, ${e.projectId}, ${e.provider}, ${e.biller}, ${e.billingType}, ${e.model},
