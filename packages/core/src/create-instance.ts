@@ -10,6 +10,7 @@ import { memoryLocks } from './locks/memory-locks.js'
 import type { ServiceContext } from './services/context.js'
 import { createServices, type Services } from './services/index.js'
 import { JobRunner, type JobRunnerOptions } from './services/jobs.js'
+import { MasterKey } from './services/master-key.js'
 import { slawVersion } from './version.js'
 
 export interface InstanceOptions {
@@ -35,6 +36,11 @@ export interface InstanceOptions {
   migrate?: boolean
   /** Background job runner settings, or false to run no jobs on this node. */
   jobs?: JobRunnerOptions | false
+  /**
+   * The master key (SVC_MASTER_KEY: 32 bytes as hex or base64, raw bytes, or a `MasterKey`). Every
+   * node of one instance must share it. Without it a random key is used for this process only.
+   */
+  masterKey?: string | Uint8Array | MasterKey
 }
 
 export interface ListenOptions {
@@ -96,6 +102,8 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     adapters.set(a.type, a)
   }
 
+  const masterKey = resolveMasterKey(options.masterKey, log)
+
   let state: SlawInstance['state'] = 'starting'
   let jobs!: JobRunner
   let services!: Services
@@ -104,6 +112,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     locks,
     log,
     adapters,
+    masterKey,
     kickJobs: () => jobs.kick(),
     now: () => new Date(),
     principalsChanged: () => services.auth.invalidate(),
@@ -167,4 +176,12 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     },
   }
   return instance
+}
+
+function resolveMasterKey(given: InstanceOptions['masterKey'], log: PinoLogger): MasterKey {
+  if (given instanceof MasterKey) return given
+  if (typeof given === 'string') return MasterKey.parse(given)
+  if (given instanceof Uint8Array) return MasterKey.fromBytes(given)
+  log.warn('No master key given: using a random key for this process only (pass masterKey or set SVC_MASTER_KEY to keep encrypted values across restarts).')
+  return MasterKey.generate()
 }

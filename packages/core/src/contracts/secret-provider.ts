@@ -1,7 +1,7 @@
 /**
  * SecretProvider: where secret values live. slaw stores metadata; a provider stores or resolves
  * values. `local_encrypted` ships in core; vault, AWS and GCP providers are plugins.
- * A provider never logs or returns a value anywhere but `resolve`.
+ * A provider never logs or returns a value anywhere but `resolve`, and never puts one in an error.
  */
 export interface SecretProvider {
   /** e.g. `local_encrypted`, `vault`. */
@@ -18,4 +18,24 @@ export interface SecretProvider {
     items: Array<{ externalRef: string; name: string }>
     nextToken?: string
   }>
+  /** Releases clients the provider opened. */
+  close?(): Promise<void>
+}
+
+/** Why a provider call failed, in words slaw maps to access-event error codes and HTTP answers. */
+export type SecretProviderErrorCode = 'not_found' | 'access_denied' | 'unavailable' | 'timeout' | 'invalid_config'
+
+/**
+ * The one error a provider throws for an expected failure. Its message names the failure and the
+ * reference, never a value or a credential.
+ */
+export class SecretProviderError extends Error {
+  constructor(
+    readonly code: SecretProviderErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options)
+    this.name = 'SecretProviderError'
+  }
 }

@@ -1,6 +1,7 @@
 import type { LockProvider } from '../contracts/lock-provider.js'
 import type { Storage } from '../contracts/storage.js'
 import type { AgentAdapter } from '../contracts/agent-adapter.js'
+import type { MasterKey } from './master-key.js'
 
 export interface Logger {
   info(obj: object | string, msg?: string): void
@@ -15,6 +16,8 @@ export interface ServiceContext {
   locks: LockProvider
   log: Logger
   adapters: ReadonlyMap<string, AgentAdapter>
+  /** Encrypts local secrets and HMAC trigger secrets; derives the run-token signing key. */
+  masterKey: MasterKey
   /** Called after a transaction commits that enqueued background work, so it starts at once. */
   kickJobs(): void
   now(): Date
