@@ -113,6 +113,8 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     log,
     adapters,
     masterKey,
+    // Replaced by the secrets service below; nothing resolves before services exist.
+    secrets: { resolve: () => Promise.reject(new Error('services are not built yet')) },
     kickJobs: () => jobs.kick(),
     now: () => new Date(),
     principalsChanged: () => services.auth.invalidate(),

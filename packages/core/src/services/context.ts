@@ -2,6 +2,7 @@ import type { LockProvider } from '../contracts/lock-provider.js'
 import type { Storage } from '../contracts/storage.js'
 import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import type { MasterKey } from './master-key.js'
+import type { SecretResolver } from './bindings.js'
 
 export interface Logger {
   info(obj: object | string, msg?: string): void
@@ -18,6 +19,8 @@ export interface ServiceContext {
   adapters: ReadonlyMap<string, AgentAdapter>
   /** Encrypts local secrets and HMAC trigger secrets; derives the run-token signing key. */
   masterKey: MasterKey
+  /** Resolves secret_ref env bindings at run start (the secrets service, once services exist). */
+  secrets: SecretResolver
   /** Called after a transaction commits that enqueued background work, so it starts at once. */
   kickJobs(): void
   now(): Date
