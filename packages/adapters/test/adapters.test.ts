@@ -2,7 +2,7 @@ import t from 'tap'
 import { createServer } from 'node:http'
 import { httpAdapter, processAdapter } from '@slaw/adapters'
 
-const base = { runId: 'r1', agentId: 'a1', squadId: 's1', issueId: null, reason: 'test', env: { SVC_RUN_ID: 'r1', SVC_API_KEY: 'k' } }
+const base = { timeoutMs: 30_000, graceMs: 1_000, runId: 'r1', agentId: 'a1', squadId: 's1', issueId: null, reason: 'test', env: { SVC_RUN_ID: 'r1', SVC_API_KEY: 'k' } }
 
 t.test('process adapter passes the wake env and reads the last-line report', async (t) => {
   const script = "console.log('working'); console.log(JSON.stringify({ usage: { model: 'm', inputTokens: 1, outputTokens: 2, costCents: 3 }, liveness: process.env.SVC_RUN_ID === 'r1' ? 'completed' : 'failed' }))"
