@@ -293,6 +293,8 @@ export interface ActivityFilter {
 }
 export interface ActivityRepository {
   insert(entry: NewActivity): Promise<ActivityEntry>
+  /** Writes an entry and the outbox rows of the same change together (one round trip where the backend can). */
+  record(entry: ActivityEntry, outbox: NewOutboxEntry[]): Promise<void>
   list(filter: ActivityFilter): Promise<ActivityEntry[]>
 }
 

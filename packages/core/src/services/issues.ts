@@ -293,9 +293,9 @@ export class IssueService {
     if (!isUuid(id)) throw notFound('Issue')
     return this.ctx.locks.withLock(`slaw:checkout:${id.toLowerCase()}`, checkoutLockTtlMs, () =>
       this.ctx.storage.transaction(async (tx) => {
-        const issue = await this.visible(tx, actor, id)
+        // The issue and the agent are read together (pipelined on one connection).
+        const [issue, agent] = await Promise.all([this.visible(tx, actor, id), isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined])
         const squad = await this.squads.writable(tx, actor, issue.squadId)
-        const agent = isUuid(input.agentId) ? await tx.agents.get(input.agentId) : undefined
         if (!agent || agent.squadId !== issue.squadId) throw notFound('Agent')
         if (!canTakeWork(agent)) throw new SlawError('agent_not_active', `The agent is ${agent.status}; it cannot check out work.`)
         if (issue.checkoutAgentId && issue.checkoutAgentId !== agent.id) throw new SlawError('issue_checked_out')
@@ -304,7 +304,10 @@ export class IssueService {
         if (!again && !allowed.includes(issue.status)) {
           throw new SlawError('invalid_state', `The issue is ${issue.status}; checkout expects one of: ${allowed.join(', ')}.`)
         }
-        for (const guard of this.guards) await guard(tx, { issue, agent, squad })
+        // Guards read independent rows: pipelined, and the first refusal in registration order wins.
+        const verdicts = await Promise.allSettled(this.guards.map((guard) => guard(tx, { issue, agent, squad })))
+        const refused = verdicts.find((v): v is PromiseRejectedResult => v.status === 'rejected')
+        if (refused) throw refused.reason
         if (again) return issue
         const updated = await tx.issues.checkout({ id: issue.id, agentId: agent.id, allowedStatuses: allowed })
         if (!updated) {

@@ -33,9 +33,8 @@ const towerActions: Record<string, string> = {
 }
 
 export async function recordActivity(tx: StorageSession, actor: Actor, input: ActivityInput): Promise<void> {
-  const entry = await tx.activity.insert(newEntry(actor, input))
-  const rows = outboxFor(entry, input)
-  if (rows.length) await tx.outbox.append(rows)
+  const { entry, outbox } = activityRows(actor, input, new Date())
+  await tx.activity.record(entry, outbox)
 }
 
 /**

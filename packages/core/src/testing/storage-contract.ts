@@ -139,6 +139,31 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal(await s.outbox.countAfter(read[1]!.seq), 3)
   })
 
+  kit('an activity entry and its outbox rows are written together, or not at all', async (t, s) => {
+    const a = await squad(s)
+    const entry = (action: string) => ({
+      id: uuidv7(), squadId: a.id, actorType: 'system' as const, actorId: 't', action, entityType: 'squad', entityId: a.id,
+      agentId: null, runId: null, details: { n: 1 }, createdAt: new Date(),
+    })
+    const start = await s.outbox.readAfter('0', 100_000)
+    const cursor = start.length ? start[start.length - 1]!.seq : '0'
+    const kept = entry('contract.kept')
+    await s.transaction((tx) => tx.activity.record(kept, [{ kind: 'fact', entityType: 'test', entityId: kept.id, squadId: a.id, payload: { kept: true } }]))
+    await s.transaction((tx) => tx.activity.record(entry('contract.no_outbox'), []))
+    try {
+      await s.transaction(async (tx) => {
+        await tx.activity.record(entry('contract.rolled_back'), [{ kind: 'fact', entityType: 'test', entityId: 'x', squadId: a.id, payload: { kept: false } }])
+        throw new Error('rollback')
+      })
+    } catch {
+      // expected
+    }
+    const actions = (await s.activity.list({ squadId: a.id, limit: 10 })).map((e) => e.action).sort()
+    t.same(actions, ['contract.kept', 'contract.no_outbox'], 'both committed entries, not the rolled-back one')
+    const rows = (await s.outbox.readAfter(cursor, 100)).filter((r) => r.squadId === a.id)
+    t.same(rows.map((r) => r.payload), [{ kept: true }], 'the committed outbox row only')
+  })
+
   kit('jobs are claimed by one worker only, and a lapsed lease is claimable again', async (t, s) => {
     for (let i = 0; i < 6; i++) await s.jobs.enqueue({ id: uuidv7(), kind: 'contract', squadId: null, payload: { i } })
     const [a, b] = await Promise.all([s.jobs.claim(['contract'], 'w1', 60_000, 6), s.jobs.claim(['contract'], 'w2', 60_000, 6)])

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { ActivityEntry, CostRepository, CostTotals, NewCostEvent, NewOutboxEntry, Period, RecordedCost, RollupKey, RollupScope } from '@slaw/core'
-import { json } from '../sql-helpers.js'
+import { activityInsert, outboxInsert } from './activity.js'
 import type { Database } from '../schema.js'
 
 const zero = (): CostTotals => ({ costCents: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, subscriptionTokens: 0, events: 0 })
@@ -40,18 +40,8 @@ export class PgCostRepository implements CostRepository {
     const activity = alongside.activity ?? []
     const outbox = alongside.outbox ?? []
     // Optional CTEs; data-modifying CTEs run whether or not the query reads them.
-    const activityCte = activity.length
-      ? sql`act as (
-          insert into activity (id, squad_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details, created_at)
-          values ${sql.join(activity.map((a) => sql`(${a.id}, ${a.squadId}, ${a.actorType}, ${a.actorId}, ${a.action}, ${a.entityType}, ${a.entityId}, ${a.agentId}, ${a.runId}, ${a.details === null ? null : json(a.details)}, ${a.createdAt})`))}
-        ),`
-      : sql``
-    const outboxCte = outbox.length
-      ? sql`ob as (
-          insert into outbox (kind, entity_type, entity_id, squad_id, payload)
-          values ${sql.join(outbox.map((o) => sql`(${o.kind}, ${o.entityType}, ${o.entityId}, ${o.squadId}, ${json(o.payload)})`))}
-        ),`
-      : sql``
+    const activityCte = activity.length ? sql`act as (${activityInsert(activity)}),` : sql``
+    const outboxCte = outbox.length ? sql`ob as (${outboxInsert(outbox)}),` : sql``
     // VALUES rows are inserted (and their rows locked) in the order given.
     const values = sql.join(
       keys.map((k) => sql`(${e.squadId}::uuid, ${k.period}, ${k.scope}, ${k.key}, ${d.costCents}::int8, ${d.inputTokens}::int8, ${d.cachedInputTokens}::int8, ${d.outputTokens}::int8, ${d.subscriptionTokens}::int8, ${d.events}::int8)`),
