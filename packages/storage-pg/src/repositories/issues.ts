@@ -17,6 +17,9 @@ const toSummary = (r: Pick<Row<'issues'>, (typeof summaryColumns)[number]>): Iss
 const searchDocument = (identifier: string, title: string, description: string | null) =>
   sql`setweight(to_tsvector('simple', ${identifier}), 'A') || setweight(to_tsvector('english', ${title}), 'A') || setweight(to_tsvector('english', coalesce(${description}::text, '')), 'B')`
 
+/** Issue identifiers as users type them: up to four letters, a dash, a number. */
+const identifierShaped = /^[A-Za-z]{1,4}-\d{1,9}$/
+
 export class PgIssueRepository implements IssueRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
@@ -49,7 +52,17 @@ export class PgIssueRepository implements IssueRepository {
     // English for words (stemmed, like the document); 'simple' too, so an identifier whose prefix
     // English would stem (DOCS-1 → doc) still matches the identifier indexed verbatim. Both use the GIN index.
     // Comments carry their own vector (migration 0009): an issue matches through any of its comments.
-    if (f.q) {
+    if (f.q && identifierShaped.test(f.q.trim())) {
+      // An identifier-shaped query (BIGS-77777) matches few rows, but its 'simple' first term matches
+      // every issue of the squad, and a planner may then walk the id index filtering 100k documents.
+      // The identifier index finds the issue itself and English search finds mentions of it (in
+      // titles, descriptions, comments); the few ids are collected first, then fetched by key.
+      const text = f.q.trim()
+      q = q.where(sql<boolean>`id = any(array(
+        select i.id from issues i where i.identifier = ${text.toUpperCase()}
+        union select i.id from issues i where i.squad_id = ${f.squadId} and i.search @@ websearch_to_tsquery('english', ${text})
+        union select c.issue_id from comments c where c.squad_id = ${f.squadId} and c.search @@ websearch_to_tsquery('english', ${text})))`)
+    } else if (f.q) {
       q = q.where(sql<boolean>`(search @@ websearch_to_tsquery('english', ${f.q}) or search @@ websearch_to_tsquery('simple', ${f.q})
         or id in (select c.issue_id from comments c where c.squad_id = ${f.squadId} and c.search @@ websearch_to_tsquery('english', ${f.q})))`)
     }
