@@ -29,7 +29,7 @@ t.test("the child gets exactly the wake env plus PATH, never the server's enviro
   })
   const env = { SVC_RUN_ID: 'r1', SVC_API_KEY: 'token', SVC_TASK_ID: '', TRICKY: 'spaces "quotes" \'single\' $HOME = ünïcødé\nsecond line' }
   const res = await processAdapter().wake(wakeInput({ env, config: run('env') }))
-  t.equal(res.status, 'succeeded', res.error)
+  t.equal(res.status, 'succeeded', res.error ?? '')
   const seen = withoutTapHook(JSON.parse(res.output!))
   t.same(Object.keys(seen).sort(), [...Object.keys(env), 'PATH'].sort(), 'no other variable reaches the child')
   for (const [k, v] of Object.entries(env)) t.equal(seen[k], v, `${k} arrives exactly`)
@@ -126,7 +126,7 @@ t.test('what the agent leaves running in its group is killed when it exits', asy
 
 t.test('megabytes of output keep a bounded tail', async (t) => {
   const res = await processAdapter().wake(wakeInput({ config: run('flood', '8') }))
-  t.equal(res.status, 'succeeded', res.error)
+  t.equal(res.status, 'succeeded', res.error ?? '')
   t.ok(Buffer.byteLength(res.output!) <= 64 * 1024, `output is at most 64 KiB (${Buffer.byteLength(res.output!)})`)
   t.ok(res.output!.endsWith('\nthe last line\n'), 'and it is the end of the output')
   const small = await processAdapter({ outputTailBytes: 100 }).wake(wakeInput({ config: run('flood', '1') }))
