@@ -1,6 +1,9 @@
 import { createServer, type Socket } from 'node:net'
 import { randomUUID } from 'node:crypto'
+import { createServer as createHttpServer } from 'node:http'
 import type { AdapterWakeInput } from '@slaw/core'
+import { playContractAgent, type AdapterScenario } from '@slaw/core/testing'
+import type { HttpWakeBody } from '@slaw/adapters'
 
 /** A wake input with the wake variables filled in; override what a test needs. */
 export function wakeInput(overrides: Partial<AdapterWakeInput> = {}): AdapterWakeInput {
@@ -68,5 +71,35 @@ export async function holdServer(): Promise<{ port: number; opened(name: string)
       for (const s of sockets) s.destroy()
       await new Promise<void>((r) => server.close(() => r()))
     },
+  }
+}
+
+/**
+ * A well-behaved http agent for the contract kit: the scenario rides in the URL `configFor` returns,
+ * and a closed wake connection stops a hanging agent.
+ */
+export async function contractReceiver(t: { teardown(fn: () => unknown): unknown }): Promise<{ configFor(scenario: AdapterScenario): Record<string, unknown> }> {
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const scenario = JSON.parse(decodeURIComponent(req.url!.slice(1))) as AdapterScenario
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as HttpWakeBody
+      const stopped = new AbortController()
+      res.on('close', () => stopped.abort())
+      void playContractAgent(scenario, body.env, { signal: stopped.signal }).then((outcome) => {
+        if (!res.destroyed) res.writeHead(outcome.ok ? 200 : 500).end(outcome.output)
+      })
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  t.teardown(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`
+  return {
+    // Port 1 is privileged and unused: connecting to it is refused.
+    configFor: (scenario) => ({ url: scenario.kind === 'unreachable' ? 'http://127.0.0.1:1/' : `${base}/${encodeURIComponent(JSON.stringify(scenario))}` }),
   }
 }
