@@ -121,6 +121,8 @@ function start(command: string, args: string[], cwd: string | undefined, env: Re
   let stopping: 'timed_out' | 'cancelled' | null = null
   let killTimer: NodeJS.Timeout | undefined
   let settled = false
+  // Once the leader has exited its pid may be reused; the group is signalled only up to then.
+  let exited = false
   let resolveDone!: (r: AdapterWakeResult) => void
   const done = new Promise<AdapterWakeResult>((r) => (resolveDone = r))
 
@@ -135,7 +137,7 @@ function start(command: string, args: string[], cwd: string | undefined, env: Re
   }
 
   const stop = (reason: 'timed_out' | 'cancelled'): void => {
-    if (stopping || settled) return
+    if (stopping || settled || exited) return
     stopping = reason
     signalGroup('SIGTERM')
     killTimer = setTimeout(() => signalGroup('SIGKILL'), input.graceMs)
@@ -176,6 +178,8 @@ function start(command: string, args: string[], cwd: string | undefined, env: Re
   child.on('exit', (code, signal) => {
     // Whatever the command left behind in its group goes with it.
     signalGroup('SIGKILL')
+    exited = true
+    clearTimeout(killTimer)
     const outcome = (): AdapterWakeResult => {
       if (stopping === 'timed_out') return { status: 'timed_out', exitCode: code, error: `the agent ran longer than its timeout (${input.timeoutMs} ms) and was stopped` }
       if (stopping === 'cancelled') return { status: 'cancelled', exitCode: code, error: 'the run was cancelled and the agent was stopped' }
