@@ -27,3 +27,8 @@ export function checkSeconds(config: Record<string, unknown>, key: string, min: 
 export function checkEnvContainer(config: Record<string, unknown>, details: ErrorDetail[]): void {
   if (config.env !== undefined && !isRecord(config.env)) details.push({ path: '/env', message: 'env must be an object of NAME: binding' })
 }
+
+/** setTimeout fires at once for delays past 2^31-1 ms (about 24.8 days); longer ones are clamped to that. */
+export function timerMs(ms: number): number {
+  return Math.max(0, Math.min(ms, 2_147_483_647))
+}

@@ -1,7 +1,7 @@
 import { request as httpRequest, type ClientRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter, ErrorDetail } from '@slaw/core'
-import { checkSeconds, isRecord } from './config-checks.js'
+import { checkSeconds, isRecord, timerMs } from './config-checks.js'
 import { OutputTail, defaultOutputTailBytes } from './output-tail.js'
 import { signatureHeader, wakeSignature } from './signature.js'
 
@@ -162,7 +162,7 @@ function post(url: URL, input: AdapterWakeInput, closing: AbortSignal, requestTi
           ? { status: 'timed_out', httpStatus: null, error: `${origin} did not answer within the run's timeout (${deadlineMs} ms)` }
           : { status: 'failed', httpStatus: null, error: `${origin} did not answer within ${deadlineMs} ms` },
       )
-    }, deadlineMs)
+    }, timerMs(deadlineMs))
     input.signal.addEventListener('abort', onAbort, { once: true })
     closing.addEventListener('abort', onAbort, { once: true })
 

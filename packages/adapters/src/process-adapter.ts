@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { stat } from 'node:fs/promises'
 import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter, ErrorDetail } from '@slaw/core'
-import { checkEnvContainer, checkOptionalString, checkSeconds } from './config-checks.js'
+import { checkEnvContainer, checkOptionalString, checkSeconds, timerMs } from './config-checks.js'
 import { OutputTail, defaultOutputTailBytes } from './output-tail.js'
 import { parseLastLineReport } from './report-line.js'
 
@@ -140,7 +140,7 @@ function start(command: string, args: string[], cwd: string | undefined, env: Re
     if (stopping || settled || exited) return
     stopping = reason
     signalGroup('SIGTERM')
-    killTimer = setTimeout(() => signalGroup('SIGKILL'), input.graceMs)
+    killTimer = setTimeout(() => signalGroup('SIGKILL'), timerMs(input.graceMs))
   }
 
   const finish = (result: AdapterWakeResult): void => {
@@ -160,7 +160,7 @@ function start(command: string, args: string[], cwd: string | undefined, env: Re
     return { stop: () => {}, done: Promise.resolve(result) }
   }
 
-  const timeoutTimer = setTimeout(() => stop('timed_out'), input.timeoutMs)
+  const timeoutTimer = setTimeout(() => stop('timed_out'), timerMs(input.timeoutMs))
   const onAbort = (): void => stop('cancelled')
   input.signal.addEventListener('abort', onAbort, { once: true })
 
@@ -193,7 +193,7 @@ function start(command: string, args: string[], cwd: string | undefined, env: Re
       child.stdout?.destroy()
       child.stderr?.destroy()
       finish(outcome())
-    }, input.graceMs)
+    }, timerMs(input.graceMs))
     child.once('close', () => {
       clearTimeout(drained)
       finish(outcome())

@@ -158,3 +158,9 @@ t.test('validateConfig', async (t) => {
   )
   t.same(v({ url: 'http://x', headers: [] }).map((d) => d.path), ['/headers'])
 })
+
+t.test('a run timeout longer than a timer can hold does not fire at once', async (t) => {
+  const rx = await receiver(t, (_r, res) => setImmediate(() => res.writeHead(200).end()))
+  const res = await httpAdapter({ requestTimeoutMs: 40 * 86_400_000 }).wake(wakeInput({ timeoutMs: 40 * 86_400_000, config: { url: rx.url } }))
+  t.equal(res.status, 'accepted')
+})

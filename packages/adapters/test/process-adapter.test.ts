@@ -170,3 +170,8 @@ t.test('validateConfig', async (t) => {
   )
   t.same(v({ command: 'x', args: ['a', 1] }).map((d) => d.path), ['/args'])
 })
+
+t.test('a timeout longer than a timer can hold (24.8 days) does not fire at once', async (t) => {
+  const res = await processAdapter().wake(wakeInput({ timeoutMs: 40 * 86_400_000, graceMs: 40 * 86_400_000, config: run('exit', '0') }))
+  t.equal(res.status, 'succeeded')
+})
