@@ -43,8 +43,8 @@ interface Running {
  * - Exit 0 → `succeeded`; another code or a signal → `failed` with `exitCode`; a command that cannot
  *   start (missing, not executable, bad `cwd`) → `failed` with a sentence saying why.
  * - `output` is the last `outputTailBytes` of stdout and stderr together, however much the agent prints.
- * - If the last line of stdout is `{"slawReport": {"liveness"?, "usage"?}}`, it is returned as the
- *   result's `liveness` and `usage` (agents normally report over the API instead).
+ * - If the last line of stdout is `{"slawReport": {"liveness"?, "usage"?}}` when the command exits,
+ *   it is returned as the result's `liveness` and `usage` (agents normally report over the API instead).
  *
  * @example
  * ```ts
@@ -185,7 +185,7 @@ function start(command: string, args: string[], cwd: string | undefined, env: Re
       if (stopping === 'cancelled') return { status: 'cancelled', exitCode: code, error: 'the run was cancelled and the agent was stopped' }
       if (code === 0) return { status: 'succeeded', exitCode: 0, ...parseLastLineReport(stdoutEnd.text()) }
       if (code === null) return { status: 'failed', exitCode: null, error: `the agent was killed by ${signal}` }
-      return { status: 'failed', exitCode: code, error: `the agent exited with code ${code}` }
+      return { status: 'failed', exitCode: code, error: `the agent exited with code ${code}`, ...parseLastLineReport(stdoutEnd.text()) }
     }
     // Wait for the pipes to drain so the tail is complete; a grandchild that left the group could
     // hold them open, so give up on them after the grace period.
