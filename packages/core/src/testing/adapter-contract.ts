@@ -74,7 +74,7 @@ const longTimeoutMs = 10 * 60_000
  * ```
  *
  * Each check is a subtest named in `adapterContractChecks`. Timing checks assert only what a loaded
- * machine cannot break: nothing times out before `timeoutMs`; everything else waits at most `slackMs`.
+ * machine cannot break: nothing times out long before `timeoutMs`; everything else waits at most `slackMs`.
  */
 export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter, options: AdapterContractOptions): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 1500
@@ -175,7 +175,10 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
     const result = resultOf(outcome)
     t.equal(result?.status, 'timed_out', `the wake answers timed_out (got ${describe(outcome)})`)
     t.ok(typeof result?.error === 'string' && result.error.length > 0, 'with an error sentence')
-    t.ok(!('value' in outcome) || elapsed >= timeoutMs - 1, `not before timeoutMs (${Math.round(elapsed)} ms of ${timeoutMs})`)
+    // Node starts a timer from the event loop's cached clock, which lags on a busy machine: a correct
+    // adapter can fire a little "early" by the wall clock. Half the timeout still catches one that
+    // does not wait at all (e.g. a delay past 2^31-1 ms, which setTimeout fires at once).
+    t.ok(!('value' in outcome) || elapsed >= timeoutMs / 2, `not before timeoutMs (${Math.round(elapsed)} ms of ${timeoutMs})`)
     // An agent too slow to start before the timeout never connected; one that did must be gone.
     if (w.run.holding()) {
       const gone = await within(slackMs, w.run.released)
