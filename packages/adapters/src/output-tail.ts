@@ -13,6 +13,11 @@ export class OutputTail {
 
   constructor(private readonly limit: number) {}
 
+  /** Bytes held in memory right now: under `limit` plus one chunk. */
+  get retained(): number {
+    return this.size
+  }
+
   write(chunk: Buffer | string): void {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
     this.total += buf.length
