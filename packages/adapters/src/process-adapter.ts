@@ -129,8 +129,10 @@ function start(command: string, args: string[], cwd: string | undefined, env: Re
   const signalGroup = (signal: NodeJS.Signals): void => {
     if (child.pid === undefined) return
     try {
-      // A negative pid signals the whole process group the child leads (detached: true).
-      process.kill(-child.pid, signal)
+      // A negative pid signals the whole process group the child leads (detached: true). Windows
+      // has no process groups to signal: there only the child itself is stopped.
+      if (process.platform === 'win32') child.kill(signal)
+      else process.kill(-child.pid, signal)
     } catch {
       // ESRCH: the group is already gone.
     }

@@ -129,6 +129,8 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
     const outcome = await within(slackMs, w.settled)
     const result = resultOf(outcome)
     t.equal(result?.status, success, `the wake answers ${success} (got ${describe(outcome)})`)
+    if (result?.exitCode != null) t.equal(result.exitCode, 0, 'a reported exitCode is 0')
+    if (result?.httpStatus != null) t.ok(result.httpStatus >= 200 && result.httpStatus < 300, `a reported httpStatus is 2xx (${result.httpStatus})`)
     const ran = await within(slackMs, w.run.ran)
     t.ok('value' in ran, 'the agent really ran: it called SVC_API_URL')
   })
