@@ -10,6 +10,7 @@ export type { SecretProvider, SecretProviderErrorCode } from './contracts/secret
 export { SecretProviderError } from './contracts/secret-provider.js'
 export type { AgentAdapter, AdapterWakeInput, AdapterWakeResult, AdapterUsage, RunLiveness } from './contracts/agent-adapter.js'
 export type { TowerClient, TowerClientContext, TowerMode, TowerSkillsHook, TowerStatus } from './contracts/tower-client.js'
+export type { TowerRejection } from './contracts/tower-client.js'
 export type * from './records.js'
 export { issueStatuses, issuePriorities } from './records.js'
 

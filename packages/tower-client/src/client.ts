@@ -2,20 +2,21 @@ import './formats.js'
 import { randomBytes } from 'node:crypto'
 import { Value } from '@sinclair/typebox/value'
 import type { BillingType, TowerClient, TowerClientContext, TowerMode, TowerStatus } from '@slaw/core'
-import { uuidv7 } from '@slaw/core'
+import { uuidv7, type OutboxEntry } from '@slaw/core'
 import {
-  Directive, ENROLLMENT_STATES, MAX_SYNC_INTERVAL_SEC, MIN_SYNC_INTERVAL_SEC, RESYNC_TYPES, Skill, SkillCatalog,
+  Directive, ENROLLMENT_STATES, MAX_SYNC_INTERVAL_SEC, MIN_SYNC_INTERVAL_SEC, RESYNC_TYPES, SkillDescriptor,
+  type Skill, type SkillCatalog,
   type EnrollResponse, type EnrollmentState, type Fact, type HeartbeatRequest, type HeartbeatResponse, type ManifestResponse, type ResyncType,
   type SyncResponse, type Upsert,
 } from '@slaw/core/ingest'
-import { Backoff } from './backoff.js'
+import { Backoff, RetryGate } from './backoff.js'
 import { AbortedError, IngestError, IngestHttp } from './http.js'
 import { hostName, isValidInstanceId, machineIdFor, newInstanceId, newSalt, osName } from './identity.js'
 import { LimitEnforcer, dayStart, monthOf } from './limits.js'
 import { LiveChannel } from './live.js'
 import { resolveOptions, type ResolvedOptions, type TowerClientOptions } from './options.js'
-import { StateStore, type EnrollmentRecord, type IdentityState, type ReportRecord, type TowerStateData } from './state.js'
-import { fillBatch, padCursor, resyncPayload, seqGreater, toWire, type WireOptions } from './wire.js'
+import { StateStore, type EnrollmentRecord, type IdentityState, type RejectionRecord, type ReportRecord, type TowerStateData } from './state.js'
+import { fillBatch, padCursor, resyncPayload, seqGreater, toWire, type Batch, type WireOptions } from './wire.js'
 
 /** The storage lease the reporting node holds. */
 export const REPORTER_LEASE = 'tower_reporter'
@@ -24,7 +25,9 @@ export const REPORTER_LEASE = 'tower_reporter'
 const RESYNC_PAGE = 1000
 
 /** Keys of the state that describe one enrollment with one tower; a new tower or identity starts them afresh. */
-const perTowerKeys = ['enrollment', 'cursor', 'syncIntervalSec', 'limit', 'limitAlerts', 'resync', 'manifest', 'skillsHint', 'report'] as const
+const perTowerKeys = [
+  'enrollment', 'cursor', 'syncIntervalSec', 'limit', 'limitAlerts', 'resync', 'manifest', 'skillsHint', 'report', 'rejections',
+] as const
 
 type Waiter = { resolve(): void; reject(err: Error): void }
 
@@ -72,9 +75,17 @@ class DefaultTowerClient implements TowerClient {
   private readonly limits: LimitEnforcer
   /** The last sync failed for a reason other than reachability: heartbeats say `degraded`. */
   private degraded = false
+  /** Sync and skill pulls back off on their own, never holding up heartbeats. */
+  private readonly syncGate: RetryGate
+  private readonly skillsGate: RetryGate
+  /** A step of this cycle failed (its error is recorded); `cycleFailure` when the tower was not reached. */
+  private cycleFailed = false
+  private cycleFailure: Error | undefined
 
   constructor(private readonly options: ResolvedOptions) {
     this.backoff = new Backoff(options.retryBaseMs, options.retryMaxMs)
+    this.syncGate = new RetryGate(new Backoff(options.retryBaseMs, options.retryMaxMs))
+    this.skillsGate = new RetryGate(new Backoff(options.retryBaseMs, options.retryMaxMs))
     this.limits = new LimitEnforcer(() => this.ctx?.storage, options.limitUsageTtlMs)
   }
 
@@ -163,6 +174,8 @@ class DefaultTowerClient implements TowerClient {
     })
     this.backoff.reset()
     this.retryAt = 0
+    this.syncGate.succeeded()
+    this.skillsGate.succeeded()
     this.kick(true)
   }
 
@@ -241,6 +254,8 @@ class DefaultTowerClient implements TowerClient {
       appliedSkillCatalogVersion: hook ? await hook.appliedCatalogVersion() : null,
       limit: e && data.limit ? data.limit : null,
       lastError: r?.lastError ? { code: r.lastError.code, message: r.lastError.message, at: new Date(r.lastError.at) } : null,
+      rejectedCount: e ? (data.rejections?.count ?? 0) : 0,
+      lastRejection: e && data.rejections?.last ? { ...data.rejections.last, at: new Date(data.rejections.last.at) } : null,
     }
   }
 
@@ -346,13 +361,18 @@ class DefaultTowerClient implements TowerClient {
       return this.retryAt - now
     }
     const renew = this.options.leaseMs / 3
+    this.cycleFailed = false
+    this.cycleFailure = undefined
     try {
       const next = await this.report(url, forced)
       this.backoff.reset()
       this.retryAt = 0
       const r = store.report()
-      if (r.unreachable || r.protocolUnsupported) await this.saveReport({ unreachable: false, protocolUnsupported: false })
-      settle()
+      // Everything asked of the tower this cycle answered: the status tells the truth again.
+      if (!this.cycleFailed && (r.unreachable || r.protocolUnsupported || r.lastError)) {
+        await this.saveReport({ unreachable: false, protocolUnsupported: false, lastError: null })
+      }
+      settle(this.cycleFailure)
       return Math.min(next, renew)
     } catch (err) {
       if (err instanceof AbortedError) {
@@ -394,25 +414,58 @@ class DefaultTowerClient implements TowerClient {
     const apiKey = e.apiKey
     const heartbeatMs = this.options.heartbeatSec * 1000
     const syncMs = (store.data.syncIntervalSec ?? this.options.syncSec) * 1000
+    // Heartbeats keep their own cadence: sync and skill pulls back off on their own gates below.
     if (forced || Date.now() - this.lastHeartbeat >= heartbeatMs) await this.heartbeat(http, apiKey)
     const syncDue = forced || Date.now() - this.lastSyncCheck >= syncMs
     // A reconciliation the tower asked for (or the nightly one) and a queued resync do not wait for the
     // sync interval; the outbox is drained first so the counts compared are current.
-    if (syncDue || this.reconcileDue() || Object.keys(store.data.resync ?? {}).length > 0) {
+    const syncWanted = syncDue || this.reconcileDue() || Object.keys(store.data.resync ?? {}).length > 0
+    if (syncWanted && this.syncGate.ready(Date.now(), forced)) {
       if (syncDue) this.lastSyncCheck = Date.now()
-      await this.drain(http, apiKey)
-      await this.optional('reconciliation', () => this.reconcile(http, apiKey))
-      await this.resync(http, apiKey)
+      await this.step('sync', this.syncGate, async () => {
+        await this.drain(http, apiKey)
+        await this.optional('reconciliation', () => this.reconcile(http, apiKey))
+        await this.resync(http, apiKey)
+      })
     }
-    await this.optional('skills', async () => {
-      const hook = this.ctx!.skills()
-      const hint = store.data.skillsHint
-      if (hook && hint !== undefined && hint > ((await hook.appliedCatalogVersion()) ?? -1)) await this.pullSkills(http, apiKey)
-    })
+    const skillsWanted = await this.skillsBehind()
+    if (skillsWanted && this.skillsGate.ready(Date.now(), forced)) {
+      await this.step('skill pull', this.skillsGate, () => this.pullSkills(http, apiKey))
+    }
     await this.optional('limit alerts', () => this.limitAlerts())
-    const untilHeartbeat = heartbeatMs - (Date.now() - this.lastHeartbeat)
-    const untilSync = syncMs - (Date.now() - this.lastSyncCheck)
-    return Math.max(0, Math.min(untilHeartbeat, untilSync))
+    const now = Date.now()
+    const untilHeartbeat = heartbeatMs - (now - this.lastHeartbeat)
+    const untilSync = Math.max(syncMs - (now - this.lastSyncCheck), this.syncGate.waitMs(now))
+    const untilSkills = skillsWanted && (await this.skillsBehind()) ? this.skillsGate.waitMs(now) : Infinity
+    return Math.max(0, Math.min(untilHeartbeat, untilSync, untilSkills))
+  }
+
+  /** The tower hinted at a catalog newer than the one applied. */
+  private async skillsBehind(): Promise<boolean> {
+    const hook = this.ctx!.skills()
+    const hint = this.store!.data.skillsHint
+    return !!hook && hint !== undefined && hint > ((await hook.appliedCatalogVersion()) ?? -1)
+  }
+
+  /**
+   * Runs sync or a skill pull. A failure backs off that step alone and is recorded (`unreachable`
+   * when the tower was not reached); refused credentials and protocol still end the cycle.
+   */
+  private async step(what: string, gate: RetryGate, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn()
+      gate.succeeded()
+    } catch (err) {
+      if (err instanceof AbortedError || endsTheCycle(err)) throw err
+      const retryable = err instanceof IngestError && err.retryable
+      const delay = gate.failed(Date.now(), err instanceof IngestError ? err.retryAfterMs : undefined)
+      if (!retryable) this.degraded = true
+      this.cycleFailed = true
+      if (retryable) this.cycleFailure = err as Error
+      const detail = err instanceof IngestError ? { status: err.status, code: err.code, error: err.message } : { err: errInfo(err) }
+      this.ctx!.log.warn({ ...detail, retryInMs: delay }, `tower ${what} failed; retrying later`)
+      await this.saveReport({ lastError: errorRecord(err), ...(retryable ? { unreachable: true } : {}) })
+    }
   }
 
   /** Runs a step whose failure must not hold up the rest; reachability and auth errors still stop the cycle. */
@@ -421,7 +474,7 @@ class DefaultTowerClient implements TowerClient {
       await fn()
     } catch (err) {
       if (err instanceof AbortedError) throw err
-      if (err instanceof IngestError && (err.retryable || err.status === 401 || err.status === 403 || err.status === 426)) throw err
+      if (err instanceof IngestError && (err.retryable || endsTheCycle(err))) throw err
       this.ctx!.log.warn({ err: errInfo(err) }, `tower ${what} failed`)
       await this.saveReport({ lastError: errorRecord(err) })
     }
@@ -460,7 +513,10 @@ class DefaultTowerClient implements TowerClient {
       capabilities: { reportIssueTitles: this.options.reportIssueTitles, liveStream: this.options.liveStream },
       ...(this.options.enrollmentSecret ? { enrollmentSecret: this.options.enrollmentSecret } : {}),
     }
-    const res = await http.post<EnrollResponse>('/enroll', body, { signal: this.controller.signal })
+    const secret = this.options.enrollmentSecret
+    // Both spellings: ours and the reference tower's.
+    const headers = secret ? { 'x-enrollment-secret': secret, 'x-botfather-enrollment-secret': secret } : undefined
+    const res = await http.post<EnrollResponse>('/enroll', body, { signal: this.controller.signal, ...(headers ? { headers } : {}) })
     return this.recordEnrollment(url, previous, res.body, 'enroll')
   }
 
@@ -471,13 +527,15 @@ class DefaultTowerClient implements TowerClient {
   }
 
   private async recordEnrollment(url: string, previous: EnrollmentRecord | undefined, body: EnrollResponse, via: 'enroll' | 'poll'): Promise<EnrollmentRecord> {
-    if (!body || typeof body.enrollmentId !== 'string' || !ENROLLMENT_STATES.includes(body.state as EnrollmentState)) {
+    // The reference tower's poll answer has no enrollmentId: the id is the one polled for.
+    const answeredId = typeof body?.enrollmentId === 'string' ? body.enrollmentId : via === 'poll' ? previous?.enrollmentId : undefined
+    if (!body || !answeredId || !ENROLLMENT_STATES.includes(body.state as EnrollmentState)) {
       throw new IngestError(502, 'invalid_response', `${via}: the tower answered without an enrollment`)
     }
     const id = this.identity()
     const apiKey = typeof body.apiKey === 'string' && body.apiKey ? body.apiKey : null
     let state: EnrollmentState | null = body.state
-    let enrollmentId: string | null = body.enrollmentId
+    let enrollmentId: string | null = answeredId
     if (state === 'active' && !apiKey && via === 'poll') {
       // The key of this enrollment was handed out and never reached us: enroll again (key recovery).
       state = null
@@ -544,13 +602,74 @@ class DefaultTowerClient implements TowerClient {
       if (!rows.length) return
       const batch = fillBatch(rows, this.wireOptions(), limits)
       for (const s of batch.skipped) ctx.log.warn({ seq: s.seq, reason: s.reason }, 'outbox row not sent to the tower')
-      const directives = await this.sendBatch(http, apiKey, padCursor(batch.lastSeq!), batch.upserts, batch.facts)
-      // The cursor moves only now, acknowledged; one write with the report.
-      await store.save({ cursor: batch.lastSeq!, report: { ...store.report(), lastSyncAt: new Date().toISOString() } })
-      await this.applyDirectives(directives)
+      await this.sendRows(http, apiKey, rows.slice(0, batch.rows), batch)
       if (Date.now() - this.lastHeartbeat >= this.options.heartbeatSec * 1000) await this.heartbeat(http, apiKey)
       if (rows.length < readLimit && batch.rows === rows.length) return
     }
+  }
+
+  /**
+   * Sends outbox rows as one batch and moves the cursor past them once acknowledged. A batch the
+   * tower refuses as invalid is halved until the refused record stands alone; that one is parked
+   * (counted, shown in the status, logged) and the cursor moves past it, so the rest flows.
+   */
+  private async sendRows(http: IngestHttp, apiKey: string, rows: OutboxEntry[], batch: Batch): Promise<void> {
+    const lastSeq = batch.lastSeq!
+    try {
+      const directives = await this.sendBatch(http, apiKey, padCursor(lastSeq), batch.upserts, batch.facts)
+      await this.acknowledge(lastSeq)
+      await this.applyDirectives(directives)
+    } catch (err) {
+      if (!refusedAsInvalid(err)) throw err
+      const items = [...batch.upserts, ...batch.facts]
+      if (items.length <= 1 || rows.length <= 1) {
+        await this.park(err, items[0])
+        await this.acknowledge(lastSeq)
+        return
+      }
+      const half = Math.ceil(rows.length / 2)
+      for (const part of [rows.slice(0, half), rows.slice(half)]) await this.sendRows(http, apiKey, part, fillBatch(part, this.wireOptions()))
+    }
+  }
+
+  /** The tower stored everything up to `seq` (or it was parked): the cursor moves, with the report, in one write. */
+  private async acknowledge(seq: string): Promise<void> {
+    const store = this.store!
+    await store.save({ cursor: seq, report: { ...store.report(), lastSyncAt: new Date().toISOString() } })
+  }
+
+  /** Resync items, halved on a refusal like outbox rows; the cursor proposed stays the acknowledged one. */
+  private async sendItems(http: IngestHttp, apiKey: string, items: Array<Upsert | Fact>, kinds: Map<Upsert | Fact, 'upsert' | 'fact'>): Promise<void> {
+    const cursor = padCursor(this.store!.data.cursor ?? '0')
+    const upserts = items.filter((i) => kinds.get(i) === 'upsert') as Upsert[]
+    const facts = items.filter((i) => kinds.get(i) === 'fact') as Fact[]
+    try {
+      await this.applyDirectives(await this.sendBatch(http, apiKey, cursor, upserts, facts))
+    } catch (err) {
+      if (!refusedAsInvalid(err)) throw err
+      if (items.length <= 1) return this.park(err, items[0])
+      const half = Math.ceil(items.length / 2)
+      await this.sendItems(http, apiKey, items.slice(0, half), kinds)
+      await this.sendItems(http, apiKey, items.slice(half), kinds)
+    }
+  }
+
+  /** Parks a record the tower refused, or a skill that cannot be applied: counted, shown, logged; never retried blindly. */
+  private async park(err: unknown, item: { type: string; localId: string } | undefined): Promise<void> {
+    await this.reject({
+      code: err instanceof IngestError ? err.code : 'invalid_record',
+      type: item?.type ?? 'batch',
+      localId: item?.localId ?? '',
+      message: err instanceof Error ? err.message : String(err),
+    })
+  }
+
+  private async reject(r: Omit<RejectionRecord, 'at'>): Promise<void> {
+    const store = this.store!
+    const last: RejectionRecord = { ...r, at: new Date().toISOString() }
+    const count = (store.data.rejections?.count ?? 0) + 1
+    await store.save({ rejections: { count, last } })
+    this.ctx!.log.error({ code: r.code, type: r.type, localId: r.localId, error: r.message }, 'the tower refused a record; it is parked and the rest goes on')
   }
 
   /** Sends one batch; resolves to the directives of the response once the tower acknowledged it. */
@@ -596,21 +715,23 @@ class DefaultTowerClient implements TowerClient {
         const after = store.data.resync?.[type]
         if (after === undefined || this.stopped) break
         const page = await this.resyncPage(type, after)
-        const upserts: Upsert[] = []
-        const facts: Fact[] = []
+        const items: Array<Upsert | Fact> = []
+        const kinds = new Map<Upsert | Fact, 'upsert' | 'fact'>()
         for (const p of page.payloads) {
           const item = toWire(type === 'cost_event' ? 'fact' : 'upsert', p, this.wireOptions())
-          if ('skip' in item) ctx.log.warn({ type, reason: item.skip }, 'row not resynced')
-          else if (item.kind === 'upsert') upserts.push(item.value)
-          else facts.push(item.value)
+          if ('skip' in item) {
+            ctx.log.warn({ type, reason: item.skip }, 'row not resynced')
+            continue
+          }
+          items.push(item.value)
+          kinds.set(item.value, item.kind)
         }
         // A resync batch proposes the cursor already acknowledged: it carries no outbox rows.
-        const directives = upserts.length || facts.length ? await this.sendBatch(http, apiKey, padCursor(store.data.cursor ?? '0'), upserts, facts) : []
+        if (items.length) await this.sendItems(http, apiKey, items, kinds)
         const resync = { ...(store.data.resync ?? {}) }
         if (page.lastId === null || page.count < RESYNC_PAGE) delete resync[type]
         else resync[type] = page.lastId
         await store.save({ resync, report: { ...store.report(), lastSyncAt: new Date().toISOString() } })
-        await this.applyDirectives(directives)
       }
     }
   }
@@ -659,9 +780,13 @@ class DefaultTowerClient implements TowerClient {
     const hook = this.ctx!.skills()
     if (!hook) return
     const res = await http.get<unknown>('/skills', { apiKey, signal: this.controller.signal })
-    if (!Value.Check(SkillCatalog, res.body)) throw new IngestError(502, 'invalid_response', 'GET /skills: the catalog does not match the protocol')
-    const catalog = res.body
-    const applied = await hook.applyCatalog(catalog, async (key) => {
+    const read = readCatalog(res.body)
+    if (!read) throw new IngestError(502, 'invalid_response', 'GET /skills: the catalog does not match the protocol')
+    const { catalog, unreadable } = read
+    // One skill that cannot be read or stored is reported; the others apply.
+    const skipped = [...unreadable]
+    const descriptors = new Map(catalog.skills.map((d) => [d.key, d]))
+    const fetchSkill = async (key: string) => {
       let one: { body: unknown }
       try {
         one = await http.get<unknown>(`/skills/${encodeURIComponent(key)}`, { apiKey, signal: this.controller.signal })
@@ -670,10 +795,12 @@ class DefaultTowerClient implements TowerClient {
         if (err instanceof IngestError && err.code === 'skill_not_found') return null
         throw err
       }
-      if (!Value.Check(Skill, one.body)) throw new IngestError(502, 'invalid_response', `GET /skills/${key}: the skill does not match the protocol`)
-      return one.body
-    })
-    this.ctx!.log.info({ catalogVersion: applied, skills: catalog.skills.length }, 'tower skill catalog applied')
+      // Core checks the shape and skips (and reports through onSkipped) what it cannot store.
+      return withSkillDefaults(one.body, descriptors.get(key)) as Skill
+    }
+    const applied = await hook.applyCatalog(catalog, fetchSkill, (key, problem) => skipped.push({ key, problem }))
+    for (const s of skipped) await this.reject({ code: 'invalid_skill', type: 'skill', localId: s.key, message: s.problem })
+    this.ctx!.log.info({ catalogVersion: applied, skills: catalog.skills.length, skipped: skipped.length }, 'tower skill catalog applied')
   }
 
   // Directives -----------------------------------------------------------------------------
@@ -850,13 +977,16 @@ class DefaultTowerClient implements TowerClient {
       await this.saveReport({ unreachable: true, lastError })
       return this.retryIn(delay, true)
     }
+    if (isCredentialLost(err)) {
+      // DECISIONS.md section 5: a 401 means the key is lost (the reference tower answers a revoked
+      // instance so). Back to enrolling; in enforce mode the API is gated until the tower approves again.
+      ctx.log.warn({ code: err.code }, 'the tower refused the instance key; enrolling again')
+      this.closeLive('instance key refused')
+      if (e) await store.save({ enrollment: { ...e, enrollmentId: null, state: null, apiKey: null, everActive: false } })
+      await this.saveReport({ lastError, unreachable: false })
+      return this.retryIn(this.backoff.next(), false)
+    }
     switch (err.code) {
-      case 'unauthorized':
-        // The tower no longer knows our key: enroll again with the same identity (not gated once active).
-        ctx.log.warn({}, 'the tower refused the instance key; enrolling again')
-        if (e) await store.save({ enrollment: { ...e, enrollmentId: null, state: null, apiKey: null } })
-        await this.saveReport({ lastError })
-        return this.retryIn(this.backoff.next(), false)
       case 'enrollment_rejected':
       case 'enrollment_revoked': {
         const state = err.code === 'enrollment_rejected' ? 'rejected' : 'revoked'
@@ -912,6 +1042,21 @@ class DefaultTowerClient implements TowerClient {
   }
 }
 
+/** Refused credentials or protocol: the cycle's own error handling decides (re-enroll, stop, wait). */
+/** The tower refused the batch's content (400) or size (413): halving it finds what it refuses. */
+function refusedAsInvalid(err: unknown): err is IngestError {
+  return err instanceof IngestError && (err.status === 400 || err.status === 413 || err.status === 422)
+}
+
+function endsTheCycle(err: unknown): boolean {
+  return err instanceof IngestError && (err.status === 401 || err.status === 403 || err.status === 426)
+}
+
+/** A 401 other than a missing enrollment secret: the tower does not take our key any more. */
+function isCredentialLost(err: IngestError): boolean {
+  return err.status === 401 && err.code !== 'enrollment_secret_required'
+}
+
 function stateOf(url: string | null, e: EnrollmentRecord | undefined, r: ReportRecord | undefined): TowerStatus['state'] {
   if (!url) return 'disconnected'
   if (e?.state === 'rejected' || e?.state === 'revoked') return e.state
@@ -920,6 +1065,41 @@ function stateOf(url: string | null, e: EnrollmentRecord | undefined, r: ReportR
   if (e.state === 'pending') return 'pending'
   if (!e.apiKey) return 'enrolling'
   return r?.unreachable ? 'unreachable' : 'connected'
+}
+
+/**
+ * The reference tower's skills may lack `hasFiles` and `updatedAt` (DECISIONS.md section 5):
+ * `hasFiles` is derived from `files`, `updatedAt` taken from the catalog entry (else now).
+ */
+function withSkillDefaults(body: unknown, descriptor?: { updatedAt: string }): unknown {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return body
+  const skill = body as Record<string, unknown>
+  const files = skill.files
+  return {
+    ...skill,
+    hasFiles: typeof skill.hasFiles === 'boolean' ? skill.hasFiles : Array.isArray(files) && files.length > 0,
+    updatedAt: typeof skill.updatedAt === 'string' ? skill.updatedAt : (descriptor?.updatedAt ?? new Date().toISOString()),
+  }
+}
+
+/** The catalog with defaults filled in; descriptors that still do not read are set aside to be reported. */
+function readCatalog(body: unknown): { catalog: SkillCatalog; unreadable: Array<{ key: string; problem: string }> } | undefined {
+  if (!body || typeof body !== 'object') return undefined
+  const { catalogVersion, skills } = body as { catalogVersion?: unknown; skills?: unknown }
+  if (!Number.isInteger(catalogVersion) || (catalogVersion as number) < 0 || !Array.isArray(skills)) return undefined
+  const read: SkillDescriptor[] = []
+  const unreadable: Array<{ key: string; problem: string }> = []
+  for (const raw of skills) {
+    const d = withSkillDefaults(raw)
+    if (Value.Check(SkillDescriptor, d)) {
+      read.push(d)
+      continue
+    }
+    const first = Value.Errors(SkillDescriptor, d).First()
+    const key = typeof (raw as { key?: unknown })?.key === 'string' ? (raw as { key: string }).key : '?'
+    unreadable.push({ key, problem: `the catalog entry does not match the protocol${first ? ` (${first.path || '/'}: ${first.message})` : ''}` })
+  }
+  return { catalog: { catalogVersion: catalogVersion as number, skills: read }, unreadable }
 }
 
 function errorRecord(err: unknown): { code: string; message: string; at: string } {

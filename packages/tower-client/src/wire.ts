@@ -1,6 +1,6 @@
 import './formats.js'
 import { Value } from '@sinclair/typebox/value'
-import type { TObject } from '@sinclair/typebox'
+import type { TObject, TSchema } from '@sinclair/typebox'
 import {
   ActivityEventFact, AgentUpsert, CostEventFact, IssueUpsert, MAX_FACTS, MAX_UPSERTS, ProjectUpsert, RunEventFact, SquadSkillUpsert, SquadUpsert,
   type Fact, type Upsert,
@@ -36,11 +36,22 @@ export interface WireOptions {
 
 export type WireItem = { kind: 'upsert'; key: string; value: Upsert } | { kind: 'fact'; value: Fact }
 
+/** True when the wire field may be null (`Nullable` / `Maybe`). */
+function isNullable(field: TSchema): boolean {
+  return Array.isArray(field.anyOf) && field.anyOf.some((member: TSchema) => member.type === 'null')
+}
+
+/**
+ * The wire type's fields, and only those. A nullable field the payload lacks is sent as null: the
+ * reference tower rejects a batch whose nullable keys are missing (DECISIONS.md section 5), so the
+ * rule holds whoever built the payload.
+ */
 function pick(schema: TObject, payload: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
-  for (const field of Object.keys(schema.properties)) {
+  for (const [field, fieldSchema] of Object.entries(schema.properties)) {
     const v = payload[field]
     if (v !== undefined) out[field] = v
+    else if (isNullable(fieldSchema)) out[field] = null
   }
   return out
 }
