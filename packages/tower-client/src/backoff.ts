@@ -57,6 +57,11 @@ export class RetryGate {
     return forced || now >= this.retryAt
   }
 
+  /** The step failed last time it ran (and has not succeeded since). */
+  get failing(): boolean {
+    return this.retryAt > 0
+  }
+
   /** Milliseconds until the step may run again (0 when it may now). */
   waitMs(now: number): number {
     return Math.max(0, this.retryAt - now)

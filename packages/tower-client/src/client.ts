@@ -369,7 +369,8 @@ class DefaultTowerClient implements TowerClient {
       this.retryAt = 0
       const r = store.report()
       // Everything asked of the tower this cycle answered: the status tells the truth again.
-      if (!this.cycleFailed && (r.unreachable || r.protocolUnsupported || r.lastError)) {
+      const allWell = !this.cycleFailed && !this.syncGate.failing && !this.skillsGate.failing
+      if (allWell && (r.unreachable || r.protocolUnsupported || r.lastError)) {
         await this.saveReport({ unreachable: false, protocolUnsupported: false, lastError: null })
       }
       settle(this.cycleFailure)
