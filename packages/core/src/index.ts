@@ -16,6 +16,7 @@ export { issueStatuses, issuePriorities } from './records.js'
 
 export { memoryLocks, type MemoryLocksOptions } from './locks/memory-locks.js'
 export { SlawError, errorCodes, isSlawError, type ErrorCode, type ErrorDetail } from './errors.js'
+export { CodedError, type ErrorRegistry } from './errors.js'
 export type { Actor } from './services/actor.js'
 export { operatorActor, systemActor } from './services/actor.js'
 export type { Services } from './services/index.js'

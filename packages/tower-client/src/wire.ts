@@ -5,8 +5,7 @@ import {
   ActivityEventFact, AgentUpsert, CostEventFact, IssueUpsert, MAX_FACTS, MAX_UPSERTS, ProjectUpsert, RunEventFact, SquadSkillUpsert, SquadUpsert,
   type Fact, type Upsert,
 } from '@slaw/core/ingest'
-import type { Agent, CostEvent, Issue, OutboxEntry, Project, Squad } from '@slaw/core'
-import { costEventFact, outboxUpserts, projectUpsert } from '@slaw/core'
+import type { OutboxEntry } from '@slaw/core'
 
 /**
  * The only shapes that ever leave the instance: each wire type's own fields, picked one by one from
@@ -143,14 +142,4 @@ export function seqGreater(a: string, b: string): boolean {
   const x = unpadCursor(a)
   const y = unpadCursor(b)
   return x.length !== y.length ? x.length > y.length : x > y
-}
-
-// Full resync: current rows in the same shapes core writes to the outbox.
-
-export const resyncPayload = {
-  squad: (s: Squad, spentMonthlyCents: number): Record<string, unknown> => outboxUpserts.squad(s, spentMonthlyCents).payload,
-  agent: (a: Agent, spentMonthlyCents: number): Record<string, unknown> => outboxUpserts.agent(a, spentMonthlyCents).payload,
-  project: (p: Project): Record<string, unknown> => projectUpsert(p).payload,
-  issue: (i: Issue): Record<string, unknown> => outboxUpserts.issue(i).payload,
-  cost_event: (e: CostEvent): Record<string, unknown> => costEventFact(e).payload,
 }
