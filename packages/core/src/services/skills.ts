@@ -72,7 +72,8 @@ export function squadSkillUpsert(s: SquadSkill | SquadSkillSummary, deletedAt?: 
       squadLocalId: s.squadId,
       key: s.key,
       name: s.name,
-      ...(s.description !== null ? { description: s.description } : {}),
+      // Nullable keys are always present, null when empty (DECISIONS.md section 5).
+      description: s.description ?? null,
       sourceType: deletedAt ? deletedSourceType : s.sourceType,
       trustLevel: s.trustLevel,
       updatedAt: (deletedAt ?? s.updatedAt).toISOString(),
