@@ -65,6 +65,7 @@ export class OutboxSync {
       if (!refusedAsInvalid(err)) throw err
       const records: WireRecord[] = [...batch.upserts, ...batch.facts]
       if (records.length <= 1 || rows.length <= 1) {
+        if (!(await this.takesEmptyBatch(http, apiKey))) throw err
         await parkRecord(this.r, err, records[0])
         await this.acknowledge(lastSeq)
         return
@@ -73,6 +74,22 @@ export class OutboxSync {
       for (const part of [rows.slice(0, half), rows.slice(half)]) {
         await this.sendRows(http, apiKey, part, fillBatch(part, this.r.wire))
       }
+    }
+  }
+
+  /**
+   * Before a record is parked: does the tower take a batch at all? An empty one, at the cursor it
+   * already acknowledged, tells a refused record from a refused envelope (which parks nothing and
+   * backs off instead, so a tower that refuses every batch never empties the outbox into the park).
+   */
+  private async takesEmptyBatch(http: IngestHttp, apiKey: string): Promise<boolean> {
+    try {
+      const cursor = padCursor(this.r.store.data.cursor ?? '0')
+      await this.hooks.applyDirectives(await this.sendBatch(http, apiKey, cursor, [], []))
+      return true
+    } catch (err) {
+      if (refusedAsInvalid(err)) return false
+      throw err
     }
   }
 
@@ -163,7 +180,10 @@ export class OutboxSync {
       await this.hooks.applyDirectives(await this.sendBatch(http, apiKey, cursor, upserts, facts))
     } catch (err) {
       if (!refusedAsInvalid(err)) throw err
-      if (records.length <= 1) return parkRecord(this.r, err, records[0])
+      if (records.length <= 1) {
+        if (!(await this.takesEmptyBatch(http, apiKey))) throw err
+        return parkRecord(this.r, err, records[0])
+      }
       const half = Math.ceil(records.length / 2)
       await this.sendRecords(http, apiKey, records.slice(0, half), kinds)
       await this.sendRecords(http, apiKey, records.slice(half), kinds)

@@ -153,3 +153,23 @@ t.test('skills: the reference shapes apply; one that cannot be applied is report
   // An install pulls the catalog again: the skill is still unusable and reported again.
   t.equal((await inst.status()).rejectedCount, 2)
 })
+
+t.test('a tower that refuses every batch parks nothing: reporting backs off and resumes', async (t) => {
+  const tower = await referenceTower(t, { autoApprove: true })
+  const inst = await startInstance(t, { url: tower.url, instanceId: 'ref-all-refused' })
+  await connected(inst)
+  const { squadId, agentId } = await seed(inst)
+  tower.failPath('/sync', 400)
+  await Promise.all([1, 2, 3].map(() => costEvent(inst, squadId, agentId)))
+  await inst.client.syncNow!()
+  const refused = await inst.status()
+  t.equal(refused.rejectedCount, 0, 'nothing parked: the envelope, not a record, was refused')
+  t.ok(refused.spoolDepth >= 3, `everything still waits in the outbox (${refused.spoolDepth})`)
+  t.equal(refused.lastError?.code, 'internal_error', 'the refusal is shown')
+  tower.failPath('/sync', null)
+  await inst.client.syncNow!()
+  const after = await inst.status()
+  t.equal(after.spoolDepth, 0, 'everything sent once the tower takes batches again')
+  t.equal(after.rejectedCount, 0)
+  t.equal(tower.facts('cost_event').length, 3)
+})
