@@ -3,7 +3,7 @@ import { pgStorage, pgliteStorage } from '@slaw/storage-pg'
 import { redisLocks } from '@slaw/lock-redis'
 import { httpAdapter, processAdapter } from '@slaw/adapters'
 import { towerClient } from '@slaw/tower-client'
-import type { StartConfig } from './config.js'
+import { towerClientOptions, type StartConfig } from './config.js'
 
 /** Assembles an instance from a config: PostgreSQL or PGlite, Redis or in-process locks, the shipped adapters. */
 export async function startInstance(config: StartConfig, options: { print?: (line: string) => void } = {}): Promise<{ instance: SlawInstance; address: string }> {
@@ -14,18 +14,7 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     ...(config.redisUrl ? { locks: redisLocks({ url: config.redisUrl }) } : {}),
     adapters: [processAdapter(), httpAdapter()],
     // Always a tower client: without SVC_TOWER_URL it stays disconnected until an Operator connects it.
-    tower: towerClient(
-      config.tower
-        ? {
-            url: config.tower.url,
-            mode: config.tower.mode,
-            instanceId: config.tower.instanceId,
-            heartbeatSec: config.tower.heartbeatSec,
-            syncSec: config.tower.syncSec,
-            enrollmentSecret: config.tower.enrollmentSecret,
-          }
-        : {},
-    ),
+    tower: towerClient(towerClientOptions(config.tower)),
     logger: { level: config.logLevel },
     ...(config.operatorKey ? { operatorKey: config.operatorKey } : {}),
     onOperatorKeyCreated: (token) => {

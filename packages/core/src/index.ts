@@ -10,11 +10,13 @@ export type { SecretProvider, SecretProviderErrorCode } from './contracts/secret
 export { SecretProviderError } from './contracts/secret-provider.js'
 export type { AgentAdapter, AdapterWakeInput, AdapterWakeResult, AdapterUsage, RunLiveness } from './contracts/agent-adapter.js'
 export type { TowerClient, TowerClientContext, TowerMode, TowerSkillsHook, TowerStatus } from './contracts/tower-client.js'
+export type { TowerRejection } from './contracts/tower-client.js'
 export type * from './records.js'
 export { issueStatuses, issuePriorities } from './records.js'
 
 export { memoryLocks, type MemoryLocksOptions } from './locks/memory-locks.js'
 export { SlawError, errorCodes, isSlawError, type ErrorCode, type ErrorDetail } from './errors.js'
+export { CodedError, type ErrorRegistry } from './errors.js'
 export type { Actor } from './services/actor.js'
 export { operatorActor, systemActor } from './services/actor.js'
 export type { Services } from './services/index.js'

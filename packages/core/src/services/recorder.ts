@@ -74,7 +74,7 @@ function outboxFor(entry: ActivityEntry, input: ActivityInput): NewOutboxEntry[]
       payload: {
         type: 'activity_event',
         localId: entry.id,
-        squadLocalId: input.squadId,
+        squadLocalId: input.squadId ?? null,
         action: towerAction,
         entityRef: `${input.entityType}:${input.entityId}`,
         details: flatScalars(entry.details),
@@ -127,8 +127,9 @@ export const outboxUpserts = {
       adapterType: a.adapterType,
       budgetMonthlyCents: a.budgetMonthlyCents,
       spentMonthlyCents,
-      ...(a.title ? { title: a.title } : {}),
-      ...(a.reportsToAgentId ? { reportsToLocalId: a.reportsToAgentId } : {}),
+      // Nullable keys are always present, null when empty (DECISIONS.md section 5).
+      title: a.title || null,
+      reportsToLocalId: a.reportsToAgentId ?? null,
       updatedAt: (deleted ? new Date() : a.updatedAt).toISOString(),
     },
   }),
