@@ -1,6 +1,7 @@
 import t from 'tap'
 import { activityOf, addAgent, isError, unknownId } from './helpers/fixtures.js'
 import { eachBackend, type TestApi } from './helpers/instance.js'
+import { outboxRows } from './helpers/governance.js'
 
 async function newRoutine(api: TestApi, squadId: string, body: Record<string, unknown>, token?: string) {
   const res = await api.call('POST', `/api/squads/${squadId}/routines`, body, token)
@@ -119,6 +120,7 @@ eachBackend(t, 'routine runs: variables merged and validated, templates, issue a
     description: 'Urgent: {{urgent}}. Notes:\n{{notes}} {{unknown}}',
     assigneeAgentId: agentId,
     concurrencyPolicy: 'always_enqueue',
+    env: { SECRET_PLACE: 'vault-7' },
     variables: [
       { name: 'count', type: 'number' },
       { name: 'area', type: 'select', options: ['api', 'ui'], defaultValue: 'api' },
@@ -171,6 +173,10 @@ eachBackend(t, 'routine runs: variables merged and validated, templates, issue a
   t.equal((await api.call('GET', `/api/routines/${routine.id}/runs`)).body.runs.length, 2, 'no runs from paused or archived')
   t.equal((await api.call('GET', `/api/squads/${squadId}/issues`)).body.issues.length, before + 1)
 
+  // The tower hears of the issues (titles), never of a routine's description, env or variables' bodies.
+  const outbox = JSON.stringify(await outboxRows(api))
+  t.ok(outbox.includes(issue.id), 'the issue is reported')
+  t.notMatch(outbox, /Urgent|line1|vault-7|routine\./, 'no description, env or routine activity in the outbox')
   const fired = (await activityOf(api, squadId, 'entityType=routine')).filter((e: any) => e.action === 'routine.fired')
   t.equal(fired.length, 2)
   t.equal(fired[0].details.status, 'issue_created')

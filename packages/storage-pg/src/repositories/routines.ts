@@ -45,7 +45,10 @@ export class PgRoutineRepository implements RoutineRepository {
 
   async get(id: string, opts: { forUpdate?: boolean } = {}): Promise<Routine | undefined> {
     let q = this.db().selectFrom('routines').selectAll().where('id', '=', id)
-    if (opts.forUpdate) q = q.forUpdate()
+    // NO KEY UPDATE: serialises fires and edits of the routine, yet does not block the KEY SHARE
+    // locks that inserting its runs and triggers takes (the scheduler holds trigger rows while it
+    // inserts runs; a plain FOR UPDATE here could deadlock with it).
+    if (opts.forUpdate) q = q.forNoKeyUpdate()
     const row = await q.executeTakeFirst()
     return row && toRoutine(row)
   }
