@@ -142,7 +142,8 @@ eachBackend(t, 'routine runs: variables merged and validated, templates, issue a
   // The assignee's wake was queued in the same transaction, carrying the routine reason.
   const wakes = await api.instance.storage.wakeups.listQueued(agentId)
   t.ok(wakes.some((w) => w.issueId === issue.id && w.reason === 'routine'), 'wake queued')
-  t.same(await api.instance.services.routines.envForRun(run.body.run.id), {}, 'envForRun answers for the run')
+  t.same(await api.instance.services.routines.envForRun(run.body.run.id), { SECRET_PLACE: 'vault-7' }, 'envForRun: the routine env of the run, as written')
+  t.equal(await api.instance.services.routines.envForRun(unknownId), null, 'envForRun: unknown run')
 
   // Variable faults: nothing is created.
   const before = (await api.call('GET', `/api/squads/${squadId}/issues`)).body.issues.length
