@@ -151,8 +151,11 @@ export interface DueSchedule {
 
 export interface RoutineRepository {
   insert(routine: NewRoutine): Promise<Routine>
-  /** `forUpdate` locks the row until commit: fires of one routine and its edits are serialised. */
-  get(id: string, opts?: { forUpdate?: boolean }): Promise<Routine | undefined>
+  /**
+   * `forUpdate` locks the row until commit so fires of one routine and its edits are serialised;
+   * `forShare` only keeps edits out (fires of an `always_enqueue` routine need no more).
+   */
+  get(id: string, opts?: { forUpdate?: boolean; forShare?: boolean }): Promise<Routine | undefined>
   list(squadId: string, page: { limit: number; offset?: number }): Promise<Routine[]>
   update(id: string, patch: RoutinePatch): Promise<Routine | undefined>
 
@@ -163,7 +166,8 @@ export interface RoutineRepository {
 
   insertTrigger(trigger: NewRoutineTrigger): Promise<RoutineTrigger>
   getTrigger(id: string): Promise<RoutineTrigger | undefined>
-  getTriggerByPublicId(publicId: string): Promise<RoutineTrigger | undefined>
+  /** The trigger of a public URL, with its routine's concurrency policy (to pick the lock a fire takes). */
+  getTriggerByPublicId(publicId: string): Promise<{ trigger: RoutineTrigger; concurrencyPolicy: ConcurrencyPolicy } | undefined>
   listTriggers(routineId: string): Promise<RoutineTrigger[]>
   updateTrigger(id: string, patch: RoutineTriggerPatch): Promise<RoutineTrigger | undefined>
   deleteTrigger(id: string): Promise<boolean>
@@ -180,6 +184,10 @@ export interface RoutineRepository {
    * scheduledFor) exists; then `created` is false and `run` is the stored one.
    */
   insertRun(run: NewRoutineRun): Promise<{ run: RoutineRun; created: boolean }>
+  /** Inserts many runs in one statement, skipping those that conflict as `insertRun` would; returns the inserted ones. */
+  insertRuns(runs: NewRoutineRun[]): Promise<RoutineRun[]>
+  /** Stores the next due time (and last fire) of many schedule triggers in one statement. */
+  advanceSchedules(updates: Array<{ id: string; nextFireAt: Date | null; lastFiredAt: Date }>): Promise<void>
   getRun(id: string, opts?: { forUpdate?: boolean }): Promise<RoutineRun | undefined>
   updateRun(id: string, patch: RoutineRunPatch): Promise<RoutineRun | undefined>
   /** Newest first. */

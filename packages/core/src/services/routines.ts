@@ -1,6 +1,6 @@
 import { SlawError, invalid, notFound } from '../errors.js'
 import type {
-  CatchUpPolicy, ConcurrencyPolicy, Routine, RoutineContent, RoutinePatch, RoutineRevision, RoutineRun, RoutineRunSource, RoutineStatus,
+  CatchUpPolicy, ConcurrencyPolicy, NewRoutineRun, Routine, RoutineContent, RoutinePatch, RoutineRevision, RoutineRun, RoutineRunSource, RoutineStatus,
   RoutineTrigger, RoutineTriggerPatch, SigningMode, TriggerSnapshot,
 } from '../contracts/routines.js'
 import type { StorageSession } from '../contracts/storage.js'
@@ -373,8 +373,9 @@ export class RoutineService {
   async fire(publicId: string, req: PublicFireInput): Promise<{ run: RoutineRun; created: boolean }> {
     const unknown = () => notFound('Trigger')
     if (!publicIdPattern.test(publicId)) throw unknown()
-    const seen = await this.ctx.storage.routines.getTriggerByPublicId(publicId)
-    if (!seen || !seen.enabled || seen.kind === 'schedule') throw unknown()
+    const target = await this.ctx.storage.routines.getTriggerByPublicId(publicId)
+    if (!target || !target.trigger.enabled || target.trigger.kind === 'schedule') throw unknown()
+    const seen = target.trigger
     const replayKey = verifySignature(seen, req, this.ctx.now(), this.ctx.masterKey)
     const payload = parsePayload(req)
     const header = (name: string) => {
@@ -388,8 +389,15 @@ export class RoutineService {
       replayKey
     if (idempotencyKey !== null && idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) throw invalid('/headers/idempotency-key', 'must be 1 to 255 characters')
     const variables = payload.variables && typeof payload.variables === 'object' && !Array.isArray(payload.variables) ? (payload.variables as Record<string, unknown>) : undefined
-    const result = await this.ctx.storage.transaction(async (tx) => {
-      const routine = (await tx.routines.get(seen.routineId, { forUpdate: true }))!
+    // Fires of an always_enqueue routine do not depend on each other: they share the routine's row
+    // lock (an edit in flight still waits for them, and they for it). Other policies ask "is a run
+    // active?", so their fires take it exclusively. Should the policy change between the lookup and
+    // the lock, the fire starts over with the exclusive lock.
+    let exclusive = target.concurrencyPolicy !== 'always_enqueue'
+    const attempt = () => this.ctx.storage.transaction(async (tx) => {
+      const routine = (await tx.routines.get(seen.routineId, exclusive ? { forUpdate: true } : { forShare: true }))
+      if (!routine) throw unknown()
+      if (!exclusive && routine.concurrencyPolicy !== 'always_enqueue') throw new RetryExclusive()
       // Deleted, disabled or re-keyed since the check above: the commit order decides, and it says no.
       const trigger = await tx.routines.getTrigger(seen.id)
       if (!trigger || !trigger.enabled || trigger.secretHash !== seen.secretHash || trigger.secretCiphertext !== seen.secretCiphertext) throw unknown()
@@ -403,28 +411,49 @@ export class RoutineService {
         idempotencyKey: idempotencyKey ?? null,
       })
     })
+    let result: { run: RoutineRun; created: boolean }
+    try {
+      result = await attempt()
+    } catch (err) {
+      if (!(err instanceof RetryExclusive)) throw err
+      exclusive = true
+      result = await attempt()
+    }
     if (result.created) this.ctx.kickJobs()
     return result
   }
 
-  /** Executes a queued schedule run (the `routine_run` job). A refusal marks the run failed with its reason. */
+  /**
+   * The `routine_run` job: executes the queued schedule runs it names, each in a transaction of its
+   * own. A run that is no longer queued (done by an earlier attempt of this job) is passed over, so a
+   * job taken over after a crash repeats nothing.
+   */
   async runJob(job: Job): Promise<Record<string, unknown>> {
-    const runId = String(job.payload.routineRunId ?? '')
+    const ids = Array.isArray(job.payload.routineRunIds) ? job.payload.routineRunIds.map(String) : [String(job.payload.routineRunId ?? '')]
+    const statuses: Record<string, number> = {}
+    for (const id of ids) {
+      const status = await this.executeQueued(id)
+      statuses[status] = (statuses[status] ?? 0) + 1
+    }
+    this.ctx.kickJobs()
+    return { runs: ids.length, statuses }
+  }
+
+  /** Executes one queued run; a refusal marks it failed with its reason. Returns the run's status. */
+  private async executeQueued(runId: string): Promise<string> {
     try {
-      const out = await this.ctx.storage.transaction(async (tx) => {
+      return await this.ctx.storage.transaction(async (tx) => {
         const seen = isUuid(runId) ? await tx.routines.getRun(runId) : undefined
-        if (!seen || seen.status !== 'queued') return { status: seen?.status ?? 'gone' }
+        if (!seen || seen.status !== 'queued') return seen?.status ?? 'gone'
+        // Routine first, then the run: the lock order of every fire.
         const routine = await tx.routines.get(seen.routineId, { forUpdate: true })
         const run = await tx.routines.getRun(runId, { forUpdate: true })
-        if (!routine || !run || run.status !== 'queued') return { status: run?.status ?? 'gone' }
+        if (!routine || !run || run.status !== 'queued') return run?.status ?? 'gone'
         if (routine.status !== 'active') throw new SlawError('invalid_state', `The routine is ${routine.status}.`)
         const actor = systemActor(run.triggerId ? `routine-trigger:${run.triggerId}` : 'routines')
         const outcome = await this.perform(tx, actor, routine, run, { ...requestOf(run), variables: undefined, payload: run.payload ?? undefined })
-        const done = await this.finish(tx, actor, routine, run, outcome)
-        return { status: done.status }
+        return (await this.finish(tx, actor, routine, run, outcome)).status
       })
-      this.ctx.kickJobs()
-      return out
     } catch (err) {
       if (!(err instanceof SlawError)) throw err
       await this.ctx.storage.transaction(async (tx) => {
@@ -439,7 +468,7 @@ export class RoutineService {
           details: { runId: run.id, source: run.source, error: err.message.slice(0, 500) },
         })
       })
-      return { status: 'failed', error: err.message }
+      return 'failed'
     }
   }
 
@@ -454,32 +483,12 @@ export class RoutineService {
     for (;;) {
       const { claimed, added } = await this.ctx.storage.transaction(async (tx) => {
         const due = await tx.routines.claimDueSchedules(now, batchSize)
-        let added = 0
+        const fresh: NewRoutineRun[] = []
+        const advance: Array<{ id: string; nextFireAt: Date | null; lastFiredAt: Date }> = []
         for (const { trigger, catchUpPolicy } of due) {
           const plan = planFires(trigger.cronExpression!, trigger.timezone!, trigger.nextFireAt!, now, catchUpPolicy === 'skip_missed' ? 1 : missedRunCap)
-          for (const at of plan.fire) {
-            const { run, created } = await tx.routines.insertRun({
-              id: uuidv7(),
-              squadId: trigger.squadId,
-              routineId: trigger.routineId,
-              triggerId: trigger.id,
-              source: 'schedule',
-              status: 'queued',
-              scheduledFor: at,
-              idempotencyKey: null,
-              variables: {},
-              payload: null,
-              projectId: null,
-              assigneeAgentId: null,
-              issueId: null,
-              linkedRunId: null,
-              error: null,
-            })
-            if (!created) continue
-            await tx.jobs.enqueue({ id: uuidv7(), kind: routineRunJobKind, squadId: trigger.squadId, payload: { routineRunId: run.id } })
-            added++
-          }
-          await tx.routines.updateTrigger(trigger.id, { nextFireAt: plan.next, lastFiredAt: now })
+          for (const at of plan.fire) fresh.push(scheduleRun(trigger, at))
+          advance.push({ id: trigger.id, nextFireAt: plan.next, lastFiredAt: now })
           if (plan.dropped > 0) {
             await recordActivity(tx, systemActor('scheduler'), {
               squadId: trigger.squadId,
@@ -490,7 +499,14 @@ export class RoutineService {
             })
           }
         }
-        return { claimed: due.length, added }
+        // A due time already recorded (the unique index on trigger and due time) is not inserted again.
+        const inserted = await tx.routines.insertRuns(fresh)
+        for (let i = 0; i < inserted.length; i += runsPerJob) {
+          const chunk = inserted.slice(i, i + runsPerJob)
+          await tx.jobs.enqueue({ id: uuidv7(), kind: routineRunJobKind, squadId: chunk.length === 1 ? chunk[0]!.squadId : null, payload: { routineRunIds: chunk.map((r) => r.id) } })
+        }
+        await tx.routines.advanceSchedules(advance)
+        return { claimed: due.length, added: inserted.length }
       })
       queued += added
       if (claimed < batchSize) break
@@ -665,6 +681,32 @@ export class RoutineService {
     }
   }
 }
+
+/** Schedule runs per `routine_run` job: enough to spare the queue 10,000 rows for 10,000 schedules, few enough to spread over nodes. */
+const runsPerJob = 20
+
+function scheduleRun(trigger: RoutineTrigger, at: Date): NewRoutineRun {
+  return {
+    id: uuidv7(),
+    squadId: trigger.squadId,
+    routineId: trigger.routineId,
+    triggerId: trigger.id,
+    source: 'schedule',
+    status: 'queued',
+    scheduledFor: at,
+    idempotencyKey: null,
+    variables: {},
+    payload: null,
+    projectId: null,
+    assigneeAgentId: null,
+    issueId: null,
+    linkedRunId: null,
+    error: null,
+  }
+}
+
+/** Thrown inside a fire that took the shared lock of a routine whose policy now needs the exclusive one. */
+class RetryExclusive extends Error {}
 
 function assertFireable(routine: Routine): void {
   if (routine.status !== 'active') throw new SlawError('invalid_state', `The routine is ${routine.status}; only an active routine fires.`)

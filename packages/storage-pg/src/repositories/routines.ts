@@ -43,12 +43,14 @@ export class PgRoutineRepository implements RoutineRepository {
     return toRoutine(row)
   }
 
-  async get(id: string, opts: { forUpdate?: boolean } = {}): Promise<Routine | undefined> {
+  async get(id: string, opts: { forUpdate?: boolean; forShare?: boolean } = {}): Promise<Routine | undefined> {
     let q = this.db().selectFrom('routines').selectAll().where('id', '=', id)
     // NO KEY UPDATE: serialises fires and edits of the routine, yet does not block the KEY SHARE
     // locks that inserting its runs and triggers takes (the scheduler holds trigger rows while it
-    // inserts runs; a plain FOR UPDATE here could deadlock with it).
+    // inserts runs; a plain FOR UPDATE here could deadlock with it). SHARE: fires that need no
+    // serialising among themselves still wait for an edit (pause, archive) in flight.
     if (opts.forUpdate) q = q.forNoKeyUpdate()
+    else if (opts.forShare) q = q.forShare()
     const row = await q.executeTakeFirst()
     return row && toRoutine(row)
   }
@@ -103,9 +105,17 @@ export class PgRoutineRepository implements RoutineRepository {
     return row && toTrigger(row)
   }
 
-  async getTriggerByPublicId(publicId: string): Promise<RoutineTrigger | undefined> {
-    const row = await this.db().selectFrom('routineTriggers').selectAll().where('publicId', '=', publicId).executeTakeFirst()
-    return row && toTrigger(row)
+  async getTriggerByPublicId(publicId: string): Promise<{ trigger: RoutineTrigger; concurrencyPolicy: Routine['concurrencyPolicy'] } | undefined> {
+    const row = await this.db()
+      .selectFrom('routineTriggers as t')
+      .innerJoin('routines as r', 'r.id', 't.routineId')
+      .selectAll('t')
+      .select('r.concurrencyPolicy as routineConcurrencyPolicy')
+      .where('t.publicId', '=', publicId)
+      .executeTakeFirst()
+    if (!row) return undefined
+    const { routineConcurrencyPolicy, ...t } = row
+    return { trigger: toTrigger(t), concurrencyPolicy: routineConcurrencyPolicy as Routine['concurrencyPolicy'] }
   }
 
   async listTriggers(routineId: string): Promise<RoutineTrigger[]> {
@@ -155,6 +165,26 @@ export class PgRoutineRepository implements RoutineRepository {
     else q = q.where('id', '=', r.id)
     const existing = await q.executeTakeFirstOrThrow()
     return { run: toRun(existing), created: false }
+  }
+
+  async insertRuns(runs: NewRoutineRun[]): Promise<RoutineRun[]> {
+    if (!runs.length) return []
+    const rows = await this.db()
+      .insertInto('routineRuns')
+      .values(runs.map((r) => ({ ...r, variables: json(r.variables), payload: r.payload === null ? null : json(r.payload) })))
+      .onConflict((oc) => oc.doNothing())
+      .returningAll()
+      .execute()
+    return rows.map(toRun)
+  }
+
+  async advanceSchedules(updates: Array<{ id: string; nextFireAt: Date | null; lastFiredAt: Date }>): Promise<void> {
+    if (!updates.length) return
+    const values = sql.join(updates.map((u) => sql`(${u.id}::uuid, ${u.nextFireAt}::timestamptz, ${u.lastFiredAt}::timestamptz)`))
+    await sql`
+      update routine_triggers t set next_fire_at = v.next_fire_at, last_fired_at = v.last_fired_at, updated_at = now()
+        from (values ${values}) as v(id, next_fire_at, last_fired_at)
+       where t.id = v.id`.execute(this.db())
   }
 
   async getRun(id: string, opts: { forUpdate?: boolean } = {}): Promise<RoutineRun | undefined> {
