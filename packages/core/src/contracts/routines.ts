@@ -140,7 +140,7 @@ export interface RoutineRun {
   finishedAt: Date | null
 }
 
-export type NewRoutineRun = Omit<RoutineRun, 'createdAt' | 'finishedAt'>
+export type NewRoutineRun = Omit<RoutineRun, 'createdAt' | 'finishedAt'> & { finishedAt?: Date | null }
 export type RoutineRunPatch = Partial<Pick<RoutineRun, 'status' | 'variables' | 'issueId' | 'linkedRunId' | 'error' | 'finishedAt' | 'payload'>>
 
 /** A schedule trigger claimed by `claimDueSchedules`, with what its routine needs to fire it. */

@@ -451,7 +451,7 @@ export class RoutineService {
         if (!routine || !run || run.status !== 'queued') return run?.status ?? 'gone'
         if (routine.status !== 'active') throw new SlawError('invalid_state', `The routine is ${routine.status}.`)
         const actor = systemActor(run.triggerId ? `routine-trigger:${run.triggerId}` : 'routines')
-        const outcome = await this.perform(tx, actor, routine, run, { ...requestOf(run), variables: undefined, payload: run.payload ?? undefined })
+        const outcome = await this.perform(tx, actor, routine, run.id, { ...requestOf(run), variables: undefined, payload: run.payload ?? undefined })
         return (await this.finish(tx, actor, routine, run, outcome)).status
       })
     } catch (err) {
@@ -519,38 +519,30 @@ export class RoutineService {
 
   /** The shared run path of manual, API and webhook runs (inside the caller's transaction, routine row locked). */
   private async runNow(tx: StorageSession, actor: Actor, routine: Routine, req: RunRequest): Promise<{ run: RoutineRun; created: boolean }> {
-    // The run row comes first: a repeated idempotencyKey finds the stored run (even if the routine
-    // was paused since) and changes nothing. Everything after it rolls back on a refusal.
-    const { run, created } = await this.insertQueued(tx, routine, req)
-    if (!created) return { run, created: false }
+    // With an idempotency key the run row comes first: a repeated key finds the stored run (even if
+    // the routine was paused since) and changes nothing. Without one, the finished run is written
+    // once at the end. Everything rolls back on a refusal.
+    let queued: RoutineRun | undefined
+    if (req.idempotencyKey !== null) {
+      const { run, created } = await tx.routines.insertRun(newRun(routine, req, uuidv7()))
+      if (!created) return { run, created: false }
+      queued = run
+    }
     assertFireable(routine)
-    await this.squads.writable(tx, actor, routine.squadId)
-    const outcome = await this.perform(tx, actor, routine, run, req)
-    return { run: await this.finish(tx, actor, routine, run, outcome), created: true }
-  }
-
-  private insertQueued(tx: StorageSession, routine: Routine, req: RunRequest) {
-    return tx.routines.insertRun({
-      id: uuidv7(),
-      squadId: routine.squadId,
-      routineId: routine.id,
-      triggerId: req.triggerId,
-      source: req.source,
-      status: 'queued',
-      scheduledFor: null,
-      idempotencyKey: req.idempotencyKey,
-      variables: {},
-      payload: null,
-      projectId: req.projectId ?? null,
-      assigneeAgentId: req.assigneeAgentId ?? null,
-      issueId: null,
-      linkedRunId: null,
-      error: null,
-    })
+    const runId = queued?.id ?? uuidv7()
+    const outcome = await this.perform(tx, actor, routine, runId, req)
+    // Creating the issue checked the squad; a coalesced or skipped run checks it here.
+    if (outcome.status !== 'issue_created') await this.squads.writable(tx, actor, routine.squadId)
+    const now = this.ctx.now()
+    const run = queued
+      ? (await tx.routines.updateRun(queued.id, { ...outcome, finishedAt: now }))!
+      : (await tx.routines.insertRun({ ...newRun(routine, req, runId), ...outcome, finishedAt: now })).run
+    await this.recordFire(tx, actor, routine, run)
+    return { run, created: true }
   }
 
   /** Variables, title, concurrency policy, then the issue and its assignee's wake. Throws SlawError to refuse. */
-  private async perform(tx: StorageSession, actor: Actor, routine: Routine, run: RoutineRun, req: Pick<RunRequest, 'variables' | 'payload' | 'projectId' | 'assigneeAgentId'>): Promise<Outcome> {
+  private async perform(tx: StorageSession, actor: Actor, routine: Routine, runId: string, req: Pick<RunRequest, 'variables' | 'payload' | 'projectId' | 'assigneeAgentId'>): Promise<Outcome> {
     const values = resolveVariables(routine.variables, req.variables, req.payload)
     const title = renderTemplate(routine.title, routine.variables, values).trim()
     if (!title) throw invalid('/title', 'the title is blank after substituting the variables')
@@ -572,15 +564,20 @@ export class RoutineService {
       parentId: routine.parentIssueId,
     })
     if (issue.assigneeAgentId) {
-      await queueWake(tx, { squadId: routine.squadId, agentId: issue.assigneeAgentId, issueId: issue.id, reason: 'routine', routineRunId: run.id })
+      await queueWake(tx, { squadId: routine.squadId, agentId: issue.assigneeAgentId, issueId: issue.id, reason: 'routine', routineRunId: runId })
     }
     return { status: 'issue_created', issueId: issue.id, linkedRunId: null, variables: values }
   }
 
   private async finish(tx: StorageSession, actor: Actor, routine: Routine, run: RoutineRun, outcome: Outcome): Promise<RoutineRun> {
-    const now = this.ctx.now()
-    const done = (await tx.routines.updateRun(run.id, { ...outcome, finishedAt: now }))!
-    if (run.triggerId && run.source !== 'schedule') await tx.routines.updateTrigger(run.triggerId, { lastFiredAt: now })
+    const done = (await tx.routines.updateRun(run.id, { ...outcome, finishedAt: this.ctx.now() }))!
+    await this.recordFire(tx, actor, routine, done)
+    return done
+  }
+
+  /** The trigger's last fire (but a schedule's, which the scheduler keeps) and the `routine.fired` entry. */
+  private async recordFire(tx: StorageSession, actor: Actor, routine: Routine, run: RoutineRun): Promise<void> {
+    if (run.triggerId && run.source !== 'schedule') await tx.routines.updateTrigger(run.triggerId, { lastFiredAt: run.finishedAt ?? this.ctx.now() })
     await recordActivity(tx, actor, {
       squadId: routine.squadId,
       action: 'routine.fired',
@@ -589,14 +586,13 @@ export class RoutineService {
       details: {
         runId: run.id,
         source: run.source,
-        status: done.status,
+        status: run.status,
         ...(run.triggerId ? { triggerId: run.triggerId } : {}),
-        ...(done.issueId ? { issueId: done.issueId } : {}),
-        ...(done.linkedRunId ? { linkedRunId: done.linkedRunId } : {}),
+        ...(run.issueId ? { issueId: run.issueId } : {}),
+        ...(run.linkedRunId ? { linkedRunId: run.linkedRunId } : {}),
         ...(run.scheduledFor ? { scheduledFor: run.scheduledFor.toISOString() } : {}),
       },
     })
-    return done
   }
 
   /** Applies a change to the routine and records it as the next revision (snapshot of fields and triggers). */
@@ -684,6 +680,26 @@ export class RoutineService {
 
 /** Schedule runs per `routine_run` job: enough to spare the queue 10,000 rows for 10,000 schedules, few enough to spread over nodes. */
 const runsPerJob = 20
+
+function newRun(routine: Routine, req: RunRequest, id: string): NewRoutineRun {
+  return {
+    id,
+    squadId: routine.squadId,
+    routineId: routine.id,
+    triggerId: req.triggerId,
+    source: req.source,
+    status: 'queued',
+    scheduledFor: null,
+    idempotencyKey: req.idempotencyKey,
+    variables: {},
+    payload: null,
+    projectId: req.projectId ?? null,
+    assigneeAgentId: req.assigneeAgentId ?? null,
+    issueId: null,
+    linkedRunId: null,
+    error: null,
+  }
+}
 
 function scheduleRun(trigger: RoutineTrigger, at: Date): NewRoutineRun {
   return {
