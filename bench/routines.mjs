@@ -54,31 +54,47 @@ async function seedSquad(base, i) {
 }
 
 // 1. Webhook fire to issue committed ----------------------------------------------------------------
+// Once against one trigger (every fire serialises on its squad's issue counter), once spread over
+// ten triggers in ten squads (independent webhooks, the usual case).
 {
   const url = await freshDb('slaw_bench_routines')
   const node = await startNode(url)
-  const { squadId, agentId } = await seedSquad(node.base, 0)
-  const { routine } = await api(node.base, 'POST', `/api/squads/${squadId}/routines`, {
-    title: 'Deploy {{service}}',
-    assigneeAgentId: agentId,
-    concurrencyPolicy: 'always_enqueue',
-    variables: [{ name: 'service', defaultValue: 'web' }],
-  })
-  const { trigger, secret } = await api(node.base, 'POST', `/api/routines/${routine.id}/triggers`, { kind: 'webhook' })
-  log('webhook fire @10 for', duration, 's')
-  const r = await load({
-    url: `${node.base}${trigger.fireUrl}`,
-    method: 'POST',
-    connections: 10,
-    duration,
-    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ service: 'billing', ref: 'refs/heads/main' }),
-  })
+  const targets = []
+  for (let i = 0; i < 10; i++) {
+    const { squadId, agentId } = await seedSquad(node.base, i)
+    const { routine } = await api(node.base, 'POST', `/api/squads/${squadId}/routines`, {
+      title: 'Deploy {{service}}',
+      assigneeAgentId: agentId,
+      concurrencyPolicy: 'always_enqueue',
+      variables: [{ name: 'service', defaultValue: 'web' }],
+    })
+    const { trigger, secret } = await api(node.base, 'POST', `/api/routines/${routine.id}/triggers`, { kind: 'webhook' })
+    targets.push({ path: trigger.fireUrl, secret })
+  }
+  const body = JSON.stringify({ service: 'billing', ref: 'refs/heads/main' })
+  for (const [name, spread] of [['oneTrigger', 1], ['tenSquads', 10]]) {
+    log(`webhook fire @10, ${name}, for`, duration, 's')
+    let n = 0
+    const r = await load({
+      url: node.base,
+      connections: 10,
+      duration,
+      requests: [{
+        method: 'POST',
+        setupRequest: (req) => {
+          const t = targets[n++ % spread]
+          return { ...req, path: t.path, body, headers: { authorization: `Bearer ${t.secret}`, 'content-type': 'application/json' } }
+        },
+      }],
+    })
+    results[`webhook_${name}`] = r
+    log(name, r)
+  }
   const sql = postgres(url, { max: 1, onnotice: () => {} })
   const [{ runs, issues }] = await sql`select (select count(*)::int from routine_runs where status = 'issue_created') as runs, (select count(*)::int from issues) as issues`
   await sql.end()
-  results.webhook = { ...r, runs, issues }
-  log('webhook', results.webhook)
+  results.webhookTotals = { runs, issues }
+  log('webhook totals', results.webhookTotals)
   await node.stop()
 }
 
