@@ -140,11 +140,15 @@ async function seedSquad(base, i) {
            (select count(*)::int from issues) as issues,
            (select count(*)::int from jobs where kind = 'routine_run' and attempts > 1) as retried,
            (select count(distinct locked_by)::int from jobs where kind = 'routine_run') as workers,
-           (select max(finished_at) from routine_runs) as last_finished`
+           (select max(finished_at) from routine_runs) as last_finished,
+           (select max(created_at) from routine_runs) as last_claimed`
+  const perNode = await sql`select locked_by as worker, count(*)::int as jobs, sum(jsonb_array_length(payload->'routineRunIds'))::int as runs from jobs where kind = 'routine_run' group by 1`
   results.schedules = {
     ...counts,
     secondsAfterDue: doneAt ? (doneAt - due.getTime()) / 1000 : null,
     lastRunFinishedSecondsAfterDue: counts.last_finished ? (new Date(counts.last_finished).getTime() - due.getTime()) / 1000 : null,
+    allClaimedSecondsAfterDue: counts.last_claimed ? (new Date(counts.last_claimed).getTime() - due.getTime()) / 1000 : null,
+    perNode: perNode.map((r) => ({ jobs: r.jobs, runs: r.runs })),
   }
   log('schedules', results.schedules)
   await sql.end()
