@@ -118,3 +118,14 @@ eachBackend(t, 'public fire: bearer and api triggers; unknown, disabled and dele
   t.equal((await api.call('GET', `/api/routines/${routine.id}/runs`)).body.runs.length, count, 'nothing created')
 }, opts)
 
+
+eachBackend(t, 'public fire: simultaneous fires of a coalescing routine make one issue', async (t, api) => {
+  const { routine } = await routineWithAssignee(api, { concurrencyPolicy: 'coalesce_if_active' })
+  const hook = await addTrigger(api, routine.id, { kind: 'webhook' })
+  const answers = await Promise.all(Array.from({ length: 6 }, () => fire(api, hook.trigger.fireUrl, '{}', { authorization: `Bearer ${hook.secret}` })))
+  t.same(answers.map((a) => a.status), [201, 201, 201, 201, 201, 201])
+  const statuses = answers.map((a) => a.body.run.status).sort()
+  t.same(statuses, ['coalesced', 'coalesced', 'coalesced', 'coalesced', 'coalesced', 'issue_created'], 'one issue, the rest linked to it')
+  const first = answers.find((a) => a.body.run.status === 'issue_created')!.body.run
+  t.ok(answers.every((a) => a.body.run.status === 'issue_created' || a.body.run.linkedRunId === first.id))
+}, opts)
