@@ -11,6 +11,8 @@ import type { ServiceContext } from './services/context.js'
 import { createServices, type Services } from './services/index.js'
 import { JobRunner, type JobRunnerOptions } from './services/jobs.js'
 import { MasterKey } from './services/master-key.js'
+import { RoutineScheduler, type RoutineSchedulerOptions } from './services/routine-scheduler.js'
+import { routineRunJobKind } from './services/routines.js'
 import { slawVersion } from './version.js'
 
 export interface InstanceOptions {
@@ -41,6 +43,10 @@ export interface InstanceOptions {
    * node of one instance must share it. Without it a random key is used for this process only.
    */
   masterKey?: string | Uint8Array | MasterKey
+  /** Routine schedule polling on this node, or false for none. Off too when `jobs` is false. */
+  scheduler?: RoutineSchedulerOptions | false
+  /** The clock services read (schedules, replay windows). Default `() => new Date()`; tests inject one. */
+  now?: () => Date
 }
 
 export interface ListenOptions {
@@ -116,13 +122,15 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     // Replaced by the secrets service below; nothing resolves before services exist.
     secrets: { resolve: () => Promise.reject(new Error('services are not built yet')) },
     kickJobs: () => jobs.kick(),
-    now: () => new Date(),
+    now: options.now ?? (() => new Date()),
     principalsChanged: () => services.auth.invalidate(),
     towerManagesSkills: () => options.tower?.managesSkills?.() ?? false,
   }
   jobs = new JobRunner(ctx, options.jobs || {})
   services = createServices(ctx)
   jobs.register('squad_export', (job) => services.exports.runJob(job))
+  jobs.register(routineRunJobKind, (job) => services.routines.runJob(job))
+  const scheduler = new RoutineScheduler(ctx, services.routines, options.scheduler || {})
   if (options.tower) services.tower.attach(options.tower)
 
   if (options.migrate !== false) await storage.migrate()
@@ -142,6 +150,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
   })
   app.addHook('onReady', async () => {
     if (options.jobs !== false) jobs.start()
+    if (options.jobs !== false && options.scheduler !== false) scheduler.start()
     if (options.tower) await options.tower.start({ storage, log, slawVersion, skills: () => services.tower.skills() })
     state = 'ready'
   })
@@ -168,6 +177,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
       closing ??= (async () => {
         state = 'draining'
         await app.close()
+        await scheduler.stop()
         await jobs.stop()
         if (options.tower) await options.tower.close().catch((err) => log.warn({ err }, 'tower client close failed'))
         for (const a of [...adapters.values()].reverse()) await a.close?.().catch((err) => log.warn({ err }, 'adapter close failed'))

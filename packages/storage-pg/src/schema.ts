@@ -2,6 +2,7 @@ import type { ColumnType, Generated, Insertable, RawBuilder, Selectable } from '
 import type { GovernanceTables } from './schema-governance.js'
 import type { SkillTables } from './schema-skills.js'
 import type { TowerTables } from './schema-tower.js'
+import type { RoutineTables } from './schema-routines.js'
 
 /** Table shapes as Kysely sees them (camelCase: the CamelCasePlugin maps to snake_case columns). */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
@@ -200,7 +201,7 @@ export interface AgentWakeupsTable {
   createdAt: CreatedAt
 }
 
-export interface Database extends GovernanceTables, SkillTables, TowerTables {
+export interface Database extends GovernanceTables, SkillTables, TowerTables, RoutineTables {
   squads: SquadsTable
   agents: AgentsTable
   apiKeys: ApiKeysTable

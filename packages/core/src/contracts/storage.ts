@@ -8,6 +8,8 @@ import type { SkillRepository } from './skills.js'
 export type * from './skills.js'
 import type { TowerStateRepository } from './tower-state.js'
 export type * from './tower-state.js'
+import type { RoutineRepository } from './routines.js'
+export type * from './routines.js'
 
 /**
  * Storage: everything slaw persists, behind narrow repositories.
@@ -60,6 +62,7 @@ export interface StorageSession {
   readonly dashboard: DashboardRepository
   readonly skills: SkillRepository
   readonly towerState: TowerStateRepository
+  readonly routines: RoutineRepository
 }
 
 /** Thrown by any write that breaks a unique constraint; `constraint` is one of `UniqueConstraint`. */

@@ -12,6 +12,7 @@ import { ImportService } from './imports.js'
 import { IssueRecordService } from './issue-records.js'
 import { IssueService } from './issues.js'
 import { ProjectService } from './projects.js'
+import { RoutineService } from './routines.js'
 import { SkillService } from './skills.js'
 import { SquadService } from './squads.js'
 import { TowerService } from './tower.js'
@@ -34,6 +35,7 @@ export interface Services {
   budgets: BudgetService
   dashboard: DashboardService
   skills: SkillService
+  routines: RoutineService
 }
 
 export function createServices(ctx: ServiceContext): Services {
@@ -63,5 +65,6 @@ export function createServices(ctx: ServiceContext): Services {
     budgets,
     dashboard: new DashboardService(ctx, squads),
     skills,
+    routines: new RoutineService(ctx, squads, issues),
   }
 }

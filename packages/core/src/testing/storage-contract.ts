@@ -14,7 +14,8 @@ export type MakeStorage = () => Promise<{ storage: Storage; dispose?: () => Prom
 /**
  * The contract every Storage implementation must keep: transactions that roll back whole,
  * nested transactions that join, stable unique-violation names, an atomic issue counter, a
- * conditional checkout with one winner, an outbox read in order, and jobs claimed once.
+ * conditional checkout with one winner, an outbox read in order, jobs claimed once, and routine
+ * runs unique per (trigger, due time) and idempotency key with due schedules claimed once.
  *
  * @example
  * ```ts
@@ -199,5 +200,45 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.ok(await s.documents.put({ id: doc!.id, issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'v2', baseRevisionId: rev1, newRevisionId: uuidv7() }))
     t.equal(await s.documents.put({ id: doc!.id, issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'v3', baseRevisionId: rev1, newRevisionId: uuidv7() }), undefined, 'a stale revision is a conflict')
     t.equal((await s.documents.get(i1.id, 'plan'))?.body, 'v2')
+  })
+  kit('routine runs: one per trigger and due time, one per idempotency key; a due schedule is claimed once', async (t, s) => {
+    const a = await squad(s)
+    const routineId = uuidv7()
+    await s.routines.insert({
+      id: routineId, squadId: a.id, title: 'r', description: null, projectId: null, goalId: null, parentIssueId: null, assigneeAgentId: null, priority: 'medium',
+      status: 'active', concurrencyPolicy: 'always_enqueue', catchUpPolicy: 'skip_missed', variables: [], env: { A: 'b' }, revisionId: uuidv7(), revisionNumber: 1,
+    })
+    const due = new Date('2030-01-01T00:00:00Z')
+    const trigger = await s.routines.insertTrigger({
+      id: uuidv7(), squadId: a.id, routineId, kind: 'schedule', label: null, enabled: true, cronExpression: '0 * * * *', timezone: 'UTC', nextFireAt: due,
+      signingMode: null, replayWindowSec: null, publicId: null, secretHash: null, secretCiphertext: null, secretRotatedAt: null,
+    })
+    const run = (over: Record<string, unknown>) => ({
+      id: uuidv7(), squadId: a.id, routineId, triggerId: null, source: 'schedule' as const, status: 'queued' as const, scheduledFor: null, idempotencyKey: null,
+      variables: {}, payload: null, projectId: null, assigneeAgentId: null, issueId: null, linkedRunId: null, error: null, ...over,
+    })
+    const first = await s.routines.insertRun(run({ triggerId: trigger.id, scheduledFor: due }))
+    const again = await s.routines.insertRun(run({ triggerId: trigger.id, scheduledFor: due }))
+    t.equal(first.created, true)
+    t.equal(again.created, false, 'the same trigger and due time is refused')
+    t.equal(again.run.id, first.run.id, 'and answers the stored run')
+    t.same((await s.routines.insertRuns([run({ triggerId: trigger.id, scheduledFor: due }), run({ triggerId: trigger.id, scheduledFor: new Date('2030-01-01T01:00:00Z') })])).length, 1, 'a bulk insert skips the conflicting row')
+    const k1 = await s.routines.insertRun(run({ source: 'manual', idempotencyKey: 'k' }))
+    const k2 = await s.routines.insertRun(run({ source: 'manual', idempotencyKey: 'k' }))
+    t.equal(k2.created, false)
+    t.equal(k2.run.id, k1.run.id, 'the same idempotency key answers the stored run')
+    t.same(await s.routines.envForRun(k1.run.id), { A: 'b' })
+    t.equal(await s.routines.envForRun(uuidv7()), null)
+
+    // Two sessions claiming at once: the schedule goes to one of them; the other sees it advanced.
+    const claim = () => s.transaction(async (tx) => {
+      const got = await tx.routines.claimDueSchedules(new Date('2030-01-01T00:00:30Z'), 10)
+      await tx.routines.advanceSchedules(got.map((g) => ({ id: g.trigger.id, nextFireAt: new Date('2030-01-01T01:00:00Z'), lastFiredAt: due })))
+      return got.length
+    })
+    const claimed = await Promise.all([claim(), claim()])
+    t.equal(claimed[0]! + claimed[1]!, 1, 'claimed once')
+    t.equal(await claim(), 0, 'not due any more')
+    t.equal((await s.routines.getTrigger(trigger.id))?.nextFireAt?.toISOString(), '2030-01-01T01:00:00.000Z')
   })
 }
