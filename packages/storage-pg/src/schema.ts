@@ -1,6 +1,7 @@
 import type { ColumnType, Generated, Insertable, RawBuilder, Selectable } from 'kysely'
 import type { GovernanceTables } from './schema-governance.js'
 import type { SkillTables } from './schema-skills.js'
+import type { SecretTables } from './schema-secrets.js'
 import type { TowerTables } from './schema-tower.js'
 
 /** Table shapes as Kysely sees them (camelCase: the CamelCasePlugin maps to snake_case columns). */
@@ -200,7 +201,7 @@ export interface AgentWakeupsTable {
   createdAt: CreatedAt
 }
 
-export interface Database extends GovernanceTables, SkillTables, TowerTables {
+export interface Database extends GovernanceTables, SkillTables, TowerTables, SecretTables {
   squads: SquadsTable
   agents: AgentsTable
   apiKeys: ApiKeysTable
