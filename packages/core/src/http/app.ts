@@ -23,6 +23,8 @@ import { goalRoutes } from '../routes/goals.js'
 import { projectRoutes } from '../routes/projects.js'
 import { costRoutes } from '../routes/costs.js'
 import { dashboardRoutes } from '../routes/dashboard.js'
+import { secretRoutes } from '../routes/secrets.js'
+import { secretProviderRoutes } from '../routes/secret-providers.js'
 import './types.js'
 
 export interface BuildAppOptions {
@@ -35,7 +37,7 @@ export interface BuildAppOptions {
 }
 
 /** Every route plugin of the local API, in registration order. Later features append here. */
-export const routePlugins = [squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, exportRoutes, towerRoutes, skillRoutes, approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes]
+export const routePlugins = [squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, exportRoutes, towerRoutes, skillRoutes, approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes, secretRoutes, secretProviderRoutes]
 
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
