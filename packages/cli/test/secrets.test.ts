@@ -50,7 +50,7 @@ t.test('slaw start keeps a generated key in the data dir, refuses another key, a
 
   const first = await start(env)
   t.ok(first.healthy, 'first start serves')
-  const squad = await (await api(first.port, 'POST', '/api/squads', { name: 'CLI secrets' })).json()
+  const squad = (await (await api(first.port, 'POST', '/api/squads', { name: 'CLI secrets' })).json()) as { squad: { id: string } }
   t.equal((await api(first.port, 'POST', `/api/squads/${squad.squad.id}/secrets`, { name: 'token', value: 'cli-value' })).status, 201)
   first.child.kill('SIGTERM')
   t.equal(await first.exited, 0)
