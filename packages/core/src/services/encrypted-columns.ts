@@ -25,6 +25,10 @@ const registry: EncryptedColumn[] = [
     keyIdColumn: 'key_id',
     aad: (r) => localSecretAad(String(r.secret_id), Number(r.version)),
   },
+  // Webhook HMAC secrets of routine triggers (migration 0007; AAD as routine-signatures.ts writes it).
+  { name: 'routine_triggers.secret_ciphertext', table: 'routine_triggers', idColumns: ['id'], column: 'secret_ciphertext', aadColumns: ['id'], aad: (r) => `routine_trigger:${String(r.id)}` },
+  // Per-agent webhook signing secrets of http agents (migration 0005; AAD as agents.ts writes it).
+  { name: 'agents.webhook_secret', table: 'agents', idColumns: ['id'], column: 'webhook_secret', aadColumns: ['id'], aad: (r) => `webhook-secret:${String(r.id)}` },
 ]
 
 export function registerEncryptedColumn(column: EncryptedColumn): void {
