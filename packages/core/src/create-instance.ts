@@ -41,7 +41,8 @@ export interface InstanceOptions {
    * bytes as 64 hex digits or base64), raw bytes, a `MasterKey`, or `{ file }` (read, or generated
    * once with mode 0600). Every node of one instance must share it. Default: `master.key` in an
    * embedded storage's data directory; with neither (PostgreSQL, memory) a random key for this
-   * process only. Its id is recorded in storage: a node holding another key refuses to start.
+   * process only (not recorded, never checked). A given or file key's id is recorded in storage: a
+   * node holding another key refuses to start (`MasterKeyMismatchError`).
    */
   masterKey?: MasterKeyOption
   /** Deadline of one secret-provider call (resolve, store, health, list). Default 10 s. */
@@ -107,7 +108,8 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     adapters.set(a.type, a)
   }
 
-  const { key: masterKey } = await loadMasterKey(options.masterKey, storage, log)
+  const loadedKey = await loadMasterKey(options.masterKey, storage, log)
+  const masterKey = loadedKey.key
 
   let state: SlawInstance['state'] = 'starting'
   let jobs!: JobRunner
@@ -136,7 +138,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
 
   if (options.migrate !== false) await storage.migrate()
   // Refuses to start with a key other than the one the data is encrypted under.
-  await checkMasterKey(storage, masterKey)
+  await checkMasterKey(storage, loadedKey, log)
   const { createdToken } = await services.auth.bootstrapOperatorKey(options.operatorKey)
   if (createdToken) {
     if (options.onOperatorKeyCreated) options.onOperatorKeyCreated(createdToken)

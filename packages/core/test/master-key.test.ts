@@ -157,3 +157,16 @@ t.test('embedded storage on disk: the key is generated into the data dir and reu
   t.equal(await instance.services.secrets.resolve(resolveInput(s.squadId, secret.id)), 'on-disk', 'the next start reads it with the same key')
   await instance.close()
 })
+
+t.test('keyless processes sharing one PostgreSQL database: a process-only key is neither recorded nor refused', testDatabaseUrl ? {} : { skip: 'set SLAW_TEST_DATABASE_URL' }, async (t) => {
+  const db = await freshDatabase()
+  t.teardown(() => db.dispose())
+  const a = await boot(pgStorage({ url: db.url, max: 2 }))
+  const b = await boot(pgStorage({ url: db.url, max: 2 }))
+  t.equal(await a.storage.secrets.getMasterKeyId(), undefined, 'nothing recorded')
+  await b.close()
+  await a.close()
+  const keyed = await boot(pgStorage({ url: db.url, max: 2 }), { masterKey: MasterKey.generate() })
+  t.ok(await keyed.storage.secrets.getMasterKeyId(), 'a given key is recorded on its first start')
+  await keyed.close()
+})

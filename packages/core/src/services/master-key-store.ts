@@ -93,8 +93,20 @@ async function readKeyFile(file: string, log?: Logger): Promise<MasterKey> {
 /**
  * Records the key id on the first start, and refuses a node whose key differs from the recorded
  * one (one line naming SVC_MASTER_KEY). Call after migrations.
+ *
+ * A process-only (ephemeral) key is neither recorded nor refused: it never was the instance's key,
+ * and several keyless processes (tests, scripts) may share one database. What it encrypts cannot
+ * be read by any other process; a warning says so when the storage already records another key.
  */
-export async function checkMasterKey(storage: Storage, key: MasterKey): Promise<void> {
+export async function checkMasterKey(storage: Storage, loaded: LoadedMasterKey, log?: Logger): Promise<void> {
+  const { key } = loaded
+  if (loaded.source === 'ephemeral') {
+    const stored = await storage.secrets.getMasterKeyId()
+    if (stored !== undefined && stored !== key.keyId) {
+      log?.warn({ storedKeyId: stored }, `This storage's data is encrypted under master key ${stored}; without SVC_MASTER_KEY this process cannot read it.`)
+    }
+    return
+  }
   const stored = await storage.secrets.claimMasterKeyId(key.keyId)
   if (stored !== key.keyId) throw new MasterKeyMismatchError(key.keyId, stored)
 }
