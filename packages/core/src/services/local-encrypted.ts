@@ -1,6 +1,6 @@
 import type { SecretProvider } from '../contracts/secret-provider.js'
 import { SecretProviderError } from '../contracts/secret-provider.js'
-import type { MasterKey } from './master-key.js'
+import { MasterKey } from './master-key.js'
 
 export const localEncryptedType = 'local_encrypted'
 
@@ -23,8 +23,18 @@ export function localEncryptedProvider(masterKey: () => MasterKey): SecretProvid
       if (secretId === undefined || version === undefined) {
         throw new SecretProviderError('invalid_config', 'local_encrypted resolves only with the secret id and version its ref belongs to.')
       }
-      // MasterKey.decrypt throws a clear error for a wrong key or tampered data; never garbage.
-      return masterKey().decrypt(ref, localSecretAad(secretId, version))
+      const key = masterKey()
+      const written = MasterKey.envelopeKeyId(ref)
+      if (written === undefined) throw new SecretProviderError('not_found', `local_encrypted: no value for secret ${secretId} version ${version} (not an envelope).`)
+      if (written !== key.keyId) {
+        throw new SecretProviderError('access_denied', `local_encrypted: the value was written under master key ${written}, but this node holds ${key.keyId}: check SVC_MASTER_KEY.`)
+      }
+      try {
+        // GCM authentication refuses a wrong key, another secret's envelope or tampered data: never garbage.
+        return key.decrypt(ref, localSecretAad(secretId, version))
+      } catch {
+        throw new SecretProviderError('not_found', `local_encrypted: no value for secret ${secretId} version ${version} (the envelope belongs to another secret or version, or was tampered with).`)
+      }
     },
     // The envelope lives in the version row; deleting the row deletes the value.
     async delete() {},

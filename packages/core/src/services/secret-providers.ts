@@ -56,9 +56,15 @@ export async function withProviderTimeout<T>(what: string, ms: number, fn: () =>
   }
 }
 
-/** A provider failure in words safe to show: a SecretProviderError's own message (the contract keeps values out of it), else its type only. */
-export function providerFailure(err: unknown): { code: string; message: string } {
-  if (err instanceof SecretProviderError) return { code: `provider_${err.code}`, message: err.message }
+/**
+ * A provider failure in words safe to show: a SecretProviderError's own message (the contract keeps
+ * values out of it), else its type only. A local envelope that does not open is `decrypt_failed`.
+ */
+export function providerFailure(err: unknown, provider?: string): { code: string; message: string } {
+  if (err instanceof SecretProviderError) {
+    const local = provider === localEncryptedType && (err.code === 'access_denied' || err.code === 'not_found')
+    return { code: local ? 'decrypt_failed' : `provider_${err.code}`, message: err.message }
+  }
   if (err instanceof SlawError) return { code: 'decrypt_failed', message: err.message }
   return { code: 'provider_error', message: 'the provider failed unexpectedly (see the instance log)' }
 }

@@ -357,7 +357,7 @@ export class SecretService implements SecretResolver {
       value = await withProviderTimeout(`${provider.type} resolve`, this.timeoutMs, () => provider.resolve({ ref: version.ref, config, secretId: secret.id, version: version.version }))
       if (typeof value !== 'string') throw new TypeError('provider resolved to a non-string')
     } catch (err) {
-      const failure = providerFailure(err)
+      const failure = providerFailure(err, provider.type)
       return fail(failure.code, failure.message)
     }
     await this.ctx.storage.secrets.recordAccess(event('success', null), this.ctx.now())
