@@ -54,6 +54,8 @@ eachBackend(t, 'provider configurations: rules, default, health, discovery, supp
   const viaDefault = await createSecret(api, s.squadId, { name: 'by default', value: 'v' })
   t.match(viaDefault, { provider: 'memory_vault', providerConfigId: b.id })
   isError(t, await api.call('DELETE', `/api/secret-provider-configs/${b.id}`), 409, 'secret_provider_config_in_use')
+  t.equal((await api.call('DELETE', `/api/secrets/${viaDefault.id}`)).status, 200)
+  t.equal((await api.call('DELETE', `/api/secret-provider-configs/${b.id}`)).status, 200, 'a config only deleted secrets used can go')
   t.equal((await api.call('DELETE', `/api/secret-provider-configs/${a.id}`)).status, 200)
   isError(t, await api.call('GET', `/api/secret-provider-configs/${a.id}`), 404, 'not_found')
 }, { secretProviders: [mem.provider] })

@@ -41,7 +41,12 @@ eachBackend(t, 'secrets: resolve writes access events; disabled, archived, delet
 
   t.equal((await api.call('DELETE', `/api/secrets/${secret.id}`)).status, 200, 'delete answers ok')
   await t.rejects(secrets.resolve(resolveInput(s.squadId, secret.id)), { code: 'secret_unavailable', message: /deleted/ }, 'a deleted secret no longer resolves')
-  isError(t, await api.call('GET', `/api/secrets/${secret.id}`), 404, 'not_found', 'a deleted secret is gone from the API')
+  t.match((await api.call('GET', `/api/secrets/${secret.id}`)).body.secret, { status: 'deleted' }, 'a deleted secret stays readable, as deleted')
+  t.notOk((await api.call('GET', `/api/squads/${s.squadId}/secrets`)).body.secrets.some((x: any) => x.id === secret.id), 'and leaves the list')
+  t.ok((await api.call('GET', `/api/secrets/${secret.id}/access-events`)).body.events.length >= 6, 'its audit trail stays readable')
+  isError(t, await api.call('PATCH', `/api/secrets/${secret.id}`, { status: 'active' }), 404, 'not_found', 'it cannot be revived')
+  isError(t, await api.call('POST', `/api/secrets/${secret.id}/rotate`, { value: 'x' }), 404, 'not_found', 'nor rotated')
+  isError(t, await api.call('DELETE', `/api/secrets/${secret.id}`), 404, 'not_found', 'nor deleted twice')
   const versions = await api.instance.storage.secrets.listVersions(secret.id)
   t.ok(versions.every((v) => v.ref === 'revoked'), 'its local envelopes are wiped')
   t.equal((await api.call('POST', `/api/squads/${s.squadId}/secrets`, { name: 'again', key: 'API_TOKEN', value: 'new' })).status, 201, 'its key is free again')

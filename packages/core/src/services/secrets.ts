@@ -102,11 +102,15 @@ export class SecretService implements SecretResolver {
     return this.ctx.storage.secrets.list(squadId)
   }
 
-  get(actor: Actor, id: string): Promise<SecretRecord> {
-    return this.live(this.ctx.storage, actor, id)
+  /** Any secret, a deleted one included (its metadata, usage and audit trail stay readable). */
+  async get(actor: Actor, id: string): Promise<SecretRecord> {
+    requireOperator(actor)
+    const secret = isUuid(id) ? await this.ctx.storage.secrets.get(id) : undefined
+    if (!secret) throw notFound('Secret')
+    return secret
   }
 
-  /** A secret that is not deleted, for an Operator; 404 otherwise. */
+  /** A secret that may still change: 404 when unknown or deleted. */
   private async live(session: StorageSession, actor: Actor, id: string): Promise<SecretRecord> {
     requireOperator(actor)
     const secret = isUuid(id) ? await session.secrets.get(id) : undefined

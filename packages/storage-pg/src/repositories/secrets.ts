@@ -189,6 +189,8 @@ export class PgSecretRepository implements SecretRepository {
   }
 
   async deleteProviderConfig(id: string): Promise<boolean> {
+    // Deleted secrets keep their row (audit) but let go of the config.
+    await this.db().updateTable('secrets').set({ providerConfigId: null }).where('providerConfigId', '=', id).where('status', '=', 'deleted').execute()
     const r = await this.db().deleteFrom('secretProviderConfigs').where('id', '=', id).executeTakeFirst()
     return Number(r.numDeletedRows) > 0
   }
