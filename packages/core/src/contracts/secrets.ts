@@ -133,6 +133,8 @@ export interface SecretRepository {
   bumpVersion(id: string, at: Date): Promise<number | undefined>
   insertVersion(version: NewSecretVersion): Promise<SecretVersionRecord>
   getVersion(secretId: string, version: number): Promise<SecretVersionRecord | undefined>
+  /** Corrects a version's reference or configuration (an external reference's latest version, on PATCH). */
+  updateVersion(secretId: string, version: number, patch: Partial<Pick<SecretVersionRecord, 'ref' | 'providerConfigId'>>): Promise<void>
   /** The secret and the asked version in one round trip (the resolve hot path). */
   getForResolve(id: string, version: 'latest' | number): Promise<{ secret: SecretRecord; version: SecretVersionRecord | undefined } | undefined>
   listVersions(secretId: string): Promise<SecretVersionRecord[]>

@@ -192,6 +192,14 @@ export class SecretService implements SecretResolver {
         throw err
       }
       if (!updated) throw notFound('Secret')
+      // An external reference's latest version follows a corrected reference or configuration
+      // (no new version: rotate makes those); svc_managed values stay where they were stored.
+      if (secret.managedMode === 'external_reference') {
+        await tx.secrets.updateVersion(id, secret.latestVersion, {
+          ...(input.externalRef !== undefined ? { ref: input.externalRef } : {}),
+          ...(input.providerConfigId !== undefined ? { providerConfigId: input.providerConfigId } : {}),
+        })
+      }
       const action = input.status !== undefined && input.status !== secret.status ? `secret.${input.status === 'active' ? 'enabled' : input.status}` : 'secret.updated'
       await recordActivity(tx, actor, { squadId: secret.squadId, action, entityType: 'secret', entityId: id, details: { ...describe(updated), changed: Object.keys(input).sort() } })
       return updated

@@ -82,6 +82,11 @@ export class PgSecretRepository implements SecretRepository {
     return this.db().selectFrom('secretVersions').selectAll().where('secretId', '=', secretId).where('version', '=', version).executeTakeFirst()
   }
 
+  async updateVersion(secretId: string, version: number, patch: Partial<Pick<SecretVersionRecord, 'ref' | 'providerConfigId'>>): Promise<void> {
+    if (!Object.keys(patch).length) return
+    await this.db().updateTable('secretVersions').set(patch).where('secretId', '=', secretId).where('version', '=', version).execute()
+  }
+
   async getForResolve(id: string, version: 'latest' | number): Promise<{ secret: SecretRecord; version: SecretVersionRecord | undefined } | undefined> {
     // One round trip: the secret and the version row (primary key) it points at.
     const wanted = version === 'latest' ? sql<number>`s.latest_version` : sql<number>`${version}::integer`
