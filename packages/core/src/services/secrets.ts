@@ -363,9 +363,9 @@ export class SecretService implements SecretResolver {
     if (!version) return fail('version_not_found', `it has no version ${input.version === 'latest' ? secret.latestVersion : input.version}`)
     const provider = this.providers.registry.get(version.provider)
     if (!provider) return fail('provider_not_registered', `its provider "${version.provider}" is not registered on this node`)
+    const config = version.providerConfigId ? ((await this.ctx.storage.secrets.getProviderConfig(version.providerConfigId))?.config ?? {}) : {}
     let value: string
     try {
-      const config = version.providerConfigId ? ((await this.ctx.storage.secrets.getProviderConfig(version.providerConfigId))?.config ?? {}) : {}
       value = await withProviderTimeout(`${provider.type} resolve`, this.timeoutMs, () => provider.resolve({ ref: version.ref, config, secretId: secret.id, version: version.version }))
       if (typeof value !== 'string') throw new TypeError('provider resolved to a non-string')
     } catch (err) {
