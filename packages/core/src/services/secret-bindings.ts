@@ -17,7 +17,7 @@ export interface BindingSource extends BindingColumnRef {
 
 const sources: BindingSource[] = [
   { consumerType: 'agent', table: 'agents', column: 'adapter_config', path: ['env'], nameColumn: 'name', configPath: 'adapterConfig.env' },
-  { consumerType: 'routine', table: 'routines', column: 'env', path: [], nameColumn: 'title', configPath: 'env' },
+  { consumerType: 'routine', table: 'routines', column: 'env', path: [], nameColumn: 'title', configPath: 'routine.env' },
 ]
 
 export function registerBindingSource(source: BindingSource): void {
