@@ -1,6 +1,7 @@
 import { ConfigError, readStartConfig } from './config.js'
 import { startInstance } from './start.js'
 import { startTowerFromEnv } from '@slaw/tower'
+import { secretsCommand } from './secrets.js'
 
 const usage = `Usage: slaw <command> [options]
 
@@ -9,6 +10,9 @@ Commands:
   tower                                          run the reference control tower (@slaw/tower; PORT default 3200,
                                                  DATABASE_URL or SVC_TOWER_DATA_DIR, SVC_TOWER_ADMIN_KEY,
                                                  SVC_TOWER_ENROLLMENT_SECRET)
+  secrets rotate-master-key --from-env OLD --to-env NEW
+                                                 re-encrypt local secrets and HMAC trigger secrets under a
+                                                 new master key (see docs/secrets.md)
   help                                           this text
 
 Environment: PORT, HOST, SVC_OPERATOR_KEY, DATABASE_URL, REDIS_URL, SVC_DATA_DIR (memory:// for in-memory),
@@ -24,6 +28,8 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
       return start(rest)
     case 'tower':
       return tower(rest)
+    case 'secrets':
+      return secrets(rest)
     case undefined:
     case 'help':
     case '--help':
@@ -66,6 +72,18 @@ async function start(argv: string[]): Promise<number | undefined> {
   process.once('SIGINT', () => stop('SIGINT'))
   process.once('SIGTERM', () => stop('SIGTERM'))
   return undefined
+}
+
+async function secrets(argv: string[]): Promise<number> {
+  try {
+    return await secretsCommand(argv, process.env, (line) => process.stdout.write(`${line}\n`))
+  } catch (err) {
+    if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`slaw secrets: ${(err as Error).message}\n`)
+      return 2
+    }
+    throw err
+  }
 }
 
 async function tower(argv: string[]): Promise<number | undefined> {

@@ -4,6 +4,7 @@ import { redisLocks } from '@slaw/lock-redis'
 import { httpAdapter, processAdapter } from '@slaw/adapters'
 import { towerClient } from '@slaw/tower-client'
 import { towerClientOptions, type StartConfig } from './config.js'
+import { masterKeyFile } from './secrets.js'
 
 /** Assembles an instance from a config: PostgreSQL or PGlite, Redis or in-process locks, the shipped adapters. */
 export async function startInstance(config: StartConfig, options: { print?: (line: string) => void } = {}): Promise<{ instance: SlawInstance; address: string }> {
@@ -16,6 +17,8 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     // Always a tower client: without SVC_TOWER_URL it stays disconnected until an Operator connects it.
     tower: towerClient(towerClientOptions(config.tower)),
     logger: { level: config.logLevel },
+    // SVC_MASTER_KEY, else a key generated once into the data dir (0600); memory:// keeps a per-process key.
+    ...(config.masterKey ? { masterKey: config.masterKey } : masterKeyFile(config.dataDir) ? { masterKey: { file: masterKeyFile(config.dataDir)! } } : {}),
     ...(config.operatorKey ? { operatorKey: config.operatorKey } : {}),
     onOperatorKeyCreated: (token) => {
       // Shown once: only its hash is stored.

@@ -10,7 +10,7 @@ import { memoryLocks } from './locks/memory-locks.js'
 import type { ServiceContext } from './services/context.js'
 import { createServices, type Services } from './services/index.js'
 import { JobRunner, type JobRunnerOptions } from './services/jobs.js'
-import { MasterKey } from './services/master-key.js'
+import { checkMasterKey, loadMasterKey, type MasterKeyOption } from './services/master-key-store.js'
 import { RoutineScheduler, type RoutineSchedulerOptions } from './services/routine-scheduler.js'
 import { routineRunJobKind } from './services/routines.js'
 import { slawVersion } from './version.js'
@@ -39,10 +39,16 @@ export interface InstanceOptions {
   /** Background job runner settings, or false to run no jobs on this node. */
   jobs?: JobRunnerOptions | false
   /**
-   * The master key (SVC_MASTER_KEY: 32 bytes as hex or base64, raw bytes, or a `MasterKey`). Every
-   * node of one instance must share it. Without it a random key is used for this process only.
+   * The master key that encrypts local secrets and HMAC trigger secrets: SVC_MASTER_KEY's text (32
+   * bytes as 64 hex digits or base64), raw bytes, a `MasterKey`, or `{ file }` (read, or generated
+   * once with mode 0600). Every node of one instance must share it. Default: `master.key` in an
+   * embedded storage's data directory; with neither (PostgreSQL, memory) a random key for this
+   * process only (not recorded, never checked). A given or file key's id is recorded in storage: a
+   * node holding another key refuses to start (`MasterKeyMismatchError`).
    */
-  masterKey?: string | Uint8Array | MasterKey
+  masterKey?: MasterKeyOption
+  /** Deadline of one secret-provider call (resolve, store, health, list). Default 10 s. */
+  secretProviderTimeoutMs?: number
   /** Routine schedule polling on this node, or false for none. Off too when `jobs` is false. */
   scheduler?: RoutineSchedulerOptions | false
   /** The clock services read (schedules, replay windows). Default `() => new Date()`; tests inject one. */
@@ -95,7 +101,7 @@ function makeLogger(opt: InstanceOptions['logger']): PinoLogger {
 
 /**
  * Assembles an instance: validates options, fills empty slots with built-ins, initialises plugins
- * in order (storage, locks, adapters, tower) and closes them in reverse.
+ * in order (storage, locks, secrets, adapters, tower) and closes them in reverse.
  */
 export async function createInstance(options: InstanceOptions): Promise<SlawInstance> {
   if (!options || !options.storage) throw new TypeError('createInstance: options.storage is required (pgStorage() or pgliteStorage() from @slaw/storage-pg)')
@@ -108,7 +114,8 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     adapters.set(a.type, a)
   }
 
-  const masterKey = resolveMasterKey(options.masterKey, log)
+  const loadedKey = await loadMasterKey(options.masterKey, storage, log)
+  const masterKey = loadedKey.key
 
   let state: SlawInstance['state'] = 'starting'
   let jobs!: JobRunner
@@ -127,13 +134,19 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     towerManagesSkills: () => options.tower?.managesSkills?.() ?? false,
   }
   jobs = new JobRunner(ctx, options.jobs || {})
-  services = createServices(ctx)
+  services = createServices(ctx, {
+    ...(options.secretProviders ? { secretProviders: options.secretProviders } : {}),
+    ...(options.secretProviderTimeoutMs !== undefined ? { secretProviderTimeoutMs: options.secretProviderTimeoutMs } : {}),
+  })
+  ctx.secrets = services.secrets
   jobs.register('squad_export', (job) => services.exports.runJob(job))
   jobs.register(routineRunJobKind, (job) => services.routines.runJob(job))
   const scheduler = new RoutineScheduler(ctx, services.routines, options.scheduler || {})
   if (options.tower) services.tower.attach(options.tower)
 
   if (options.migrate !== false) await storage.migrate()
+  // Refuses to start with a key other than the one the data is encrypted under.
+  await checkMasterKey(storage, loadedKey, log)
   const { createdToken } = await services.auth.bootstrapOperatorKey(options.operatorKey)
   if (createdToken) {
     if (options.onOperatorKeyCreated) options.onOperatorKeyCreated(createdToken)
@@ -181,6 +194,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
         await jobs.stop()
         if (options.tower) await options.tower.close().catch((err) => log.warn({ err }, 'tower client close failed'))
         for (const a of [...adapters.values()].reverse()) await a.close?.().catch((err) => log.warn({ err }, 'adapter close failed'))
+        await services.secretProviders.registry.close(log)
         await locks.close().catch((err) => log.warn({ err }, 'lock provider close failed'))
         await storage.close()
       })()
@@ -188,12 +202,4 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     },
   }
   return instance
-}
-
-function resolveMasterKey(given: InstanceOptions['masterKey'], log: PinoLogger): MasterKey {
-  if (given instanceof MasterKey) return given
-  if (typeof given === 'string') return MasterKey.parse(given)
-  if (given instanceof Uint8Array) return MasterKey.fromBytes(given)
-  log.warn('No master key given: using a random key for this process only (pass masterKey or set SVC_MASTER_KEY to keep encrypted values across restarts).')
-  return MasterKey.generate()
 }

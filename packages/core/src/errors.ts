@@ -30,6 +30,9 @@ export const errorCodes = {
   lock_unavailable: { status: 503, message: 'The lock service is unavailable; retry shortly.' },
   service_unavailable: { status: 503, message: 'The service is starting or draining; retry shortly.' },
   internal_error: { status: 500, message: 'Internal error.' },
+  secret_key_taken: { status: 409, message: 'That secret key is already used in this squad.' },
+  secret_unavailable: { status: 409, message: 'The secret cannot be resolved.' },
+  secret_provider_config_in_use: { status: 409, message: 'Secrets still use this provider configuration.' },
 } as const satisfies Record<string, { status: number; message: string }>
 
 export type ErrorCode = keyof typeof errorCodes

@@ -30,3 +30,11 @@ export { slawVersion } from './version.js'
 // Outbox payloads in the ingest wire shape, shared with the tower client's full resync.
 export { outboxUpserts } from './services/recorder.js'
 export { costEventFact, projectUpsert } from './services/governance-outbox.js'
+// Secrets: the master key's persistence and rotation, the built-in provider, binding helpers.
+export { MasterKeyMismatchError, checkMasterKey, loadMasterKey, readOrCreateKeyFile, masterKeyFileName, type LoadedMasterKey, type MasterKeyOption } from './services/master-key-store.js'
+export { encryptedColumns, registerEncryptedColumn, rotateMasterKey, type EncryptedColumn, type RotationReport } from './services/encrypted-columns.js'
+export { localEncryptedProvider, localSecretAad } from './services/local-encrypted.js'
+export type { EnvBinding, ResolveSecretInput, SecretConsumer, SecretResolver } from './services/bindings.js'
+export { bindingSources, findSecretBindings, registerBindingSource, validateBindings, type BindingSource, type SecretBinding } from './services/secret-bindings.js'
+export { findSensitiveConfig, isSensitiveConfigKey } from './services/sensitive-config.js'
+export { secretKeyFromName } from './services/secrets.js'

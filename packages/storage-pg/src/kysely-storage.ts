@@ -20,6 +20,7 @@ import { PgSquadRepository } from './repositories/squads.js'
 import { PgSkillRepository } from './repositories/skills.js'
 import { PgTowerStateRepository } from './repositories/tower-state.js'
 import { PgRoutineRepository } from './repositories/routines.js'
+import { PgSecretRepository } from './repositories/secrets.js'
 
 export type Db = Kysely<Database>
 
@@ -47,6 +48,7 @@ export function createSession(db: () => Db): StorageSession {
     skills: new PgSkillRepository(db),
     towerState: new PgTowerStateRepository(db),
     routines: new PgRoutineRepository(db),
+    secrets: new PgSecretRepository(db),
   }
 }
 
@@ -55,6 +57,8 @@ export interface KyselyStorageOptions {
   dialect: Dialect
   /** Runs after the Kysely instance is destroyed (closing a client the storage created). */
   onClose?: () => Promise<void>
+  /** The on-disk data directory of an embedded database (see `Storage.dataDir`). */
+  dataDir?: string
 }
 
 /**
@@ -64,6 +68,7 @@ export interface KyselyStorageOptions {
  */
 export class KyselyStorage implements Storage {
   readonly name: string
+  readonly dataDir: string | undefined
   readonly db: Db
   private readonly current = new AsyncLocalStorage<Transaction<Database>>()
   private readonly session: StorageSession
@@ -72,6 +77,7 @@ export class KyselyStorage implements Storage {
 
   constructor(options: KyselyStorageOptions) {
     this.name = options.name
+    this.dataDir = options.dataDir
     // Columns are mapped to camelCase; jsonb values (activity details, payloads, permissions) are
     // user data and keep their keys exactly as written (`api_key` must not come back as `apiKey`).
     this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] })
@@ -100,6 +106,7 @@ export class KyselyStorage implements Storage {
   get towerState() { return this.session.towerState }
   get dashboard() { return this.session.dashboard }
   get routines() { return this.session.routines }
+  get secrets() { return this.session.secrets }
 
   async migrate(): Promise<void> {
     const migrator = new Migrator({ db: this.db, provider: migrationProvider, migrationTableName: 'slaw_migration', migrationLockTableName: 'slaw_migration_lock' })

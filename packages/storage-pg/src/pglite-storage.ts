@@ -62,5 +62,5 @@ export async function pgliteStorage(options: PgliteStorageOptions = {}): Promise
     ...extra,
   })
   await pg.waitReady
-  return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg), onClose: () => pg.close() })
+  return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg), onClose: () => pg.close(), ...(memory ? {} : { dataDir }) })
 }

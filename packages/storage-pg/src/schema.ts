@@ -1,6 +1,7 @@
 import type { ColumnType, Generated, Insertable, RawBuilder, Selectable } from 'kysely'
 import type { GovernanceTables } from './schema-governance.js'
 import type { SkillTables } from './schema-skills.js'
+import type { SecretTables } from './schema-secrets.js'
 import type { TowerTables } from './schema-tower.js'
 import type { RoutineTables } from './schema-routines.js'
 
@@ -201,7 +202,7 @@ export interface AgentWakeupsTable {
   createdAt: CreatedAt
 }
 
-export interface Database extends GovernanceTables, SkillTables, TowerTables, RoutineTables {
+export interface Database extends GovernanceTables, SkillTables, TowerTables, RoutineTables, SecretTables {
   squads: SquadsTable
   agents: AgentsTable
   apiKeys: ApiKeysTable

@@ -10,6 +10,8 @@ import type { TowerStateRepository } from './tower-state.js'
 export type * from './tower-state.js'
 import type { RoutineRepository } from './routines.js'
 export type * from './routines.js'
+import type { SecretRepository } from './secrets.js'
+export type * from './secrets.js'
 
 /**
  * Storage: everything slaw persists, behind narrow repositories.
@@ -27,6 +29,11 @@ export type * from './routines.js'
 export interface Storage extends StorageSession {
   /** A short name for logs, e.g. `postgres` or `pglite`. */
   readonly name: string
+  /**
+   * The directory an embedded storage keeps its data in, when it has one on disk: createInstance
+   * keeps a generated master key there when none is given. Absent for servers and memory stores.
+   */
+  readonly dataDir?: string
   /** Brings the schema up to date. Safe to call from several nodes at once. */
   migrate(): Promise<void>
   /**
@@ -63,6 +70,7 @@ export interface StorageSession {
   readonly skills: SkillRepository
   readonly towerState: TowerStateRepository
   readonly routines: RoutineRepository
+  readonly secrets: SecretRepository
 }
 
 /** Thrown by any write that breaks a unique constraint; `constraint` is one of `UniqueConstraint`. */
@@ -72,7 +80,7 @@ export class UniqueViolation extends Error {
     this.name = 'UniqueViolation'
   }
 }
-export type UniqueConstraint = 'squads_slug' | 'squads_issue_prefix' | 'agents_squad_name' | 'issues_squad_number' | 'issue_documents_issue_key' | 'issues_identifier'
+export type UniqueConstraint = 'squads_slug' | 'squads_issue_prefix' | 'agents_squad_name' | 'issues_squad_number' | 'issue_documents_issue_key' | 'issues_identifier' | 'secrets_squad_key'
 
 export interface Page {
   limit: number

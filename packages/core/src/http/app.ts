@@ -25,6 +25,8 @@ import { costRoutes } from '../routes/costs.js'
 import { dashboardRoutes } from '../routes/dashboard.js'
 import { routineRoutes } from '../routes/routines.js'
 import { routineTriggerRoutes } from '../routes/routine-triggers.js'
+import { secretRoutes } from '../routes/secrets.js'
+import { secretProviderRoutes } from '../routes/secret-providers.js'
 import './types.js'
 
 export interface BuildAppOptions {
@@ -37,7 +39,10 @@ export interface BuildAppOptions {
 }
 
 /** Every route plugin of the local API, in registration order. Later features append here. */
-export const routePlugins = [squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, exportRoutes, towerRoutes, skillRoutes, approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes, routineRoutes, routineTriggerRoutes]
+export const routePlugins = [
+  squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, exportRoutes, towerRoutes, skillRoutes,
+  approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes, routineRoutes, routineTriggerRoutes, secretRoutes, secretProviderRoutes,
+]
 
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({

@@ -241,4 +241,61 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal(await claim(), 0, 'not due any more')
     t.equal((await s.routines.getTrigger(trigger.id))?.nextFireAt?.toISOString(), '2030-01-01T01:00:00.000Z')
   })
+
+  // Secrets (contracts/secrets.ts) ---------------------------------------------------------------
+
+  const secret = (squadId: string, key: string) => ({
+    id: uuidv7(), squadId, key, name: key, provider: 'local_encrypted', providerConfigId: null, status: 'active' as const,
+    managedMode: 'svc_managed' as const, externalRef: null, latestVersion: 1, description: null, providerMetadata: { k: 'v' },
+  })
+
+  kit('secrets: concurrent version reservations are distinct and strictly increasing', async (t, s) => {
+    const a = await squad(s)
+    const sec = await s.secrets.insert(secret(a.id, 'TOKEN'))
+    const n = 20
+    const got = await Promise.all(Array.from({ length: n }, (_, i) => s.transaction(async (tx) => {
+      const v = await tx.secrets.bumpVersion(sec.id, new Date())
+      await tx.secrets.insertVersion({ secretId: sec.id, version: v!, provider: 'local_encrypted', providerConfigId: null, ref: `ref-${i}`, keyId: 'k', providerVersionRef: null })
+      return v!
+    })))
+    t.same([...got].sort((x, y) => x - y), Array.from({ length: n }, (_, i) => i + 2), 'each reservation got its own number')
+    t.equal((await s.secrets.get(sec.id))?.latestVersion, n + 1)
+    t.equal((await s.secrets.listVersions(sec.id)).length, n)
+    const found = await s.secrets.getForResolve(sec.id, 'latest')
+    t.equal(found?.version?.version, n + 1, 'getForResolve reads the latest version')
+    t.equal((await s.secrets.getForResolve(sec.id, 5))?.version?.version, 5)
+    t.equal((await s.secrets.getForResolve(sec.id, 999))?.version, undefined, 'an absent version is undefined, the secret still found')
+  })
+
+  kit('secrets: a key is unique among live secrets (UniqueViolation secrets_squad_key)', async (t, s) => {
+    const a = await squad(s)
+    const first = await s.secrets.insert(secret(a.id, 'DB_PASSWORD'))
+    t.same(first.providerMetadata, { k: 'v' }, 'JSON metadata round-trips')
+    let err: unknown
+    try {
+      await s.secrets.insert(secret(a.id, 'DB_PASSWORD'))
+    } catch (e) {
+      err = e
+    }
+    t.ok(err instanceof UniqueViolation && err.constraint === 'secrets_squad_key', 'a second live secret with the key is refused')
+    await s.secrets.update(first.id, { status: 'deleted' })
+    t.ok(await s.secrets.insert(secret(a.id, 'DB_PASSWORD')), 'a deleted secret frees its key')
+    t.same((await s.secrets.list(a.id)).map((x) => x.key), ['DB_PASSWORD'], 'lists leave deleted secrets out')
+  })
+
+  kit('secrets: access events with lastResolvedAt, and the master key id claimed once', async (t, s) => {
+    const a = await squad(s)
+    const sec = await s.secrets.insert(secret(a.id, 'API'))
+    const at = new Date('2026-01-02T03:04:05.000Z')
+    const event = { squadId: a.id, secretId: sec.id, version: 1, provider: 'local_encrypted', actorType: 'system', actorId: 't', consumerType: 'routine', consumerId: 'r', configPath: 'env.API', issueId: null, heartbeatRunId: null }
+    await s.secrets.recordAccess({ ...event, id: uuidv7(), outcome: 'failure', errorCode: 'secret_disabled' }, null)
+    t.equal((await s.secrets.get(sec.id))?.lastResolvedAt, null, 'a failure leaves lastResolvedAt alone')
+    await s.secrets.recordAccess({ ...event, id: uuidv7(), outcome: 'success', errorCode: null }, at)
+    t.equal((await s.secrets.get(sec.id))?.lastResolvedAt?.toISOString(), at.toISOString(), 'a success sets it in the same call')
+    t.same((await s.secrets.listAccessEvents(sec.id, { limit: 10 })).map((e) => e.outcome), ['success', 'failure'], 'newest first')
+    t.equal(await s.secrets.getMasterKeyId(), undefined)
+    const [x, y] = await Promise.all([s.secrets.claimMasterKeyId('key-a'), s.secrets.claimMasterKeyId('key-b')])
+    t.equal(x, y, 'two nodes claiming at once agree on one key id')
+    t.equal(await s.secrets.claimMasterKeyId('key-c'), x, 'a later claim reads the recorded id')
+  })
 }
