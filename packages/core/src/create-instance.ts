@@ -11,10 +11,11 @@ import type { ServiceContext } from './services/context.js'
 import { createServices, type Services } from './services/index.js'
 import { JobRunner, type JobRunnerOptions } from './services/jobs.js'
 import { MasterKey } from './services/master-key.js'
+import { validatePluginShapes } from './plugin-shapes.js'
 import { slawVersion } from './version.js'
 
 export interface InstanceOptions {
-  /** Where everything lives. `pgStorage()` / `pgliteStorage()` from `@slaw/storage-pg`. */
+  /** Where everything lives. `pgStorage()` from `@slaw/storage-pg`, `pgliteStorage()` from `@slaw/storage-pg/pglite`. */
   storage: Storage
   /** Serialises checkouts; default in-process locks (one node). `redisLocks()` for several nodes. */
   locks?: LockProvider
@@ -92,7 +93,7 @@ function makeLogger(opt: InstanceOptions['logger']): PinoLogger {
  * in order (storage, locks, adapters, tower) and closes them in reverse.
  */
 export async function createInstance(options: InstanceOptions): Promise<SlawInstance> {
-  if (!options || !options.storage) throw new TypeError('createInstance: options.storage is required (pgStorage() or pgliteStorage() from @slaw/storage-pg)')
+  validatePluginShapes(options)
   const { storage } = options
   const locks = options.locks ?? memoryLocks()
   const log = makeLogger(options.logger)

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { pgStorage, pgliteStorage } from '@slaw/storage-pg'
+import { pgStorage } from '@slaw/storage-pg'
+import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import type { Storage } from '@slaw/core'
 
 /** The PostgreSQL server tests may create databases on; unset means the PostgreSQL suites are skipped. */

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
 import { Kysely } from 'kysely'
-import { PGliteDialect } from '@slaw/storage-pg'
+import { PGliteDialect } from '@slaw/storage-pg/pglite'
 import { migrations } from '../migrations/index.js'
 import type { TowerDatabase } from './schema.js'
 
