@@ -29,6 +29,9 @@ t.test(
       await lockContract(t, (settings) => redisLocks({ url: redisUrl, keyPrefix, ...settings }), {
         sharedAcrossInstances: true,
         extendsWhileRunning: true,
+        // The watchdog extends every ttl/3: with 1 s a test process may stall for most of a second
+        // (a loaded CI machine) before a live holder's lock could lapse; 400 ms was not enough.
+        ttlMs: 1_000,
       })
     })
 
