@@ -6,12 +6,12 @@ import type { SecretProvider } from './contracts/secret-provider.js'
 import type { Storage } from './contracts/storage.js'
 import type { TowerClient } from './contracts/tower-client.js'
 import { buildApp } from './http/app.js'
+import { validatePluginShapes } from './plugin-shapes.js'
 import { memoryLocks } from './locks/memory-locks.js'
 import type { ServiceContext } from './services/context.js'
 import { createServices, type Services } from './services/index.js'
 import { JobRunner, type JobRunnerOptions } from './services/jobs.js'
 import { MasterKey } from './services/master-key.js'
-import { validatePluginShapes } from './plugin-shapes.js'
 import { slawVersion } from './version.js'
 
 export interface InstanceOptions {
