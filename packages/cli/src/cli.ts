@@ -1,4 +1,6 @@
 import { ConfigError, readStartConfig } from './config.js'
+import { startInstance } from './start.js'
+import { startTowerFromEnv } from '@slaw/tower'
 
 const usage = `Usage: slaw <command> [options]
 
@@ -45,8 +47,6 @@ async function start(argv: string[]): Promise<number | undefined> {
     }
     throw err
   }
-  // Loaded on use: `slaw help` and usage errors answer without loading the server, PGlite or the tower.
-  const { startInstance } = await import('./start.js')
   const { instance, address } = await startInstance(config)
   instance.log.info({ address, storage: instance.storage.name, locks: instance.locks.name }, 'slaw is serving')
   let stopping = false
@@ -73,7 +73,6 @@ async function tower(argv: string[]): Promise<number | undefined> {
     process.stderr.write(`slaw tower: takes no arguments; configure it with the environment (see slaw help)\n`)
     return 2
   }
-  const { startTowerFromEnv } = await import('@slaw/tower')
   const started = await startTowerFromEnv(process.env)
   process.stderr.write(`slaw tower: serving ingest v1 at ${started.address}/api/ingest/v1\n`)
   let stopping = false
