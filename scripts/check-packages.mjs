@@ -7,8 +7,10 @@
 // - @slaw/core is a peerDependency with a caret range (plus a devDependency for the workspace) in
 //   every package except core itself and the applications (cli, tower), which depend on it;
 // - @electric-sql/pglite is only ever an optional peer of a library.
-// Exits 1 with one line per problem. `node scripts/check-packages.mjs`.
-import { existsSync, readFileSync } from 'node:fs'
+// Exits 1 with one line per problem. `node scripts/check-packages.mjs [--fix]`: --fix first rewrites
+// what is mechanical (engines, files, prepack, publishConfig, @slaw/core and PGlite as peers) in
+// every published package.json; a missing README or a license other than MIT stays for a person.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { publicWorkspaces, root, rootPackage, workspaces } from './workspaces.mjs'
@@ -21,6 +23,37 @@ const problems = []
 const problem = (name, text) => problems.push(`${name}: ${text}`)
 
 if (!floor || !semver.validRange(floor)) problem('package.json', `engines.node must be a semver range (got ${JSON.stringify(floor)})`)
+if (process.argv.includes('--fix')) fix()
+
+/** Rewrites the mechanical rules into every published package.json (key order kept, new keys last). */
+function fix() {
+  const coreVersion = JSON.parse(readFileSync(join(root, 'packages/core/package.json'), 'utf8')).version
+  for (const { dir, abs, pkg } of workspaces()) {
+    if (pkg.private) continue
+    const before = JSON.stringify(pkg)
+    pkg.engines = { ...pkg.engines, node: floor }
+    pkg.files = ['dist']
+    pkg.scripts = { ...pkg.scripts, prepack: 'node ../../scripts/prepack.mjs' }
+    pkg.publishConfig = { ...pkg.publishConfig, access: 'public' }
+    const moveToPeer = (dep, range, optional) => {
+      if (pkg.dependencies?.[dep]) delete pkg.dependencies[dep]
+      pkg.peerDependencies = { ...pkg.peerDependencies, [dep]: range }
+      if (optional) pkg.peerDependenciesMeta = { ...pkg.peerDependenciesMeta, [dep]: { optional: true } }
+      pkg.devDependencies = { ...pkg.devDependencies, [dep]: dep === '@slaw/core' ? coreVersion : range }
+    }
+    if (pkg.name !== '@slaw/core' && !applications.has(pkg.name) && (pkg.dependencies?.['@slaw/core'] || pkg.peerDependencies?.['@slaw/core'])) {
+      const peer = pkg.peerDependencies?.['@slaw/core']
+      moveToPeer('@slaw/core', peer && /^\^\d/.test(peer) ? peer : `^${coreVersion}`, false)
+    }
+    const pglite = pkg.dependencies?.['@electric-sql/pglite']
+    if (pglite && !applications.has(pkg.name)) moveToPeer('@electric-sql/pglite', pglite, true)
+    if (pkg.dependencies && Object.keys(pkg.dependencies).length === 0) delete pkg.dependencies
+    if (JSON.stringify(pkg) !== before) {
+      writeFileSync(join(abs, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`)
+      console.log(`check-packages --fix: rewrote ${dir}/package.json`)
+    }
+  }
+}
 const floorMin = semver.minVersion(floor)
 
 for (const { dir, abs, pkg } of workspaces()) {

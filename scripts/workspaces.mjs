@@ -14,6 +14,7 @@ export function workspaces() {
   for (const entry of rootPackage.workspaces) {
     if (entry.endsWith('/*')) {
       const parent = entry.slice(0, -2)
+      if (!existsSync(join(root, parent))) continue
       for (const name of readdirSync(join(root, parent)).sort()) {
         const dir = `${parent}/${name}`
         if (statSync(join(root, dir)).isDirectory() && existsSync(join(root, dir, 'package.json'))) dirs.push(dir)
