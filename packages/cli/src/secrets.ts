@@ -3,7 +3,8 @@ import { readFile, rename, writeFile, chmod } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { MasterKey, masterKeyFileName, rotateMasterKey, type Storage } from '@slaw/core'
-import { pgStorage, pgliteStorage } from '@slaw/storage-pg'
+import { pgStorage } from '@slaw/storage-pg'
+import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { ConfigError } from './config.js'
 
 export const secretsUsage = `Usage: slaw secrets rotate-master-key --from-env OLD_VAR --to-env NEW_VAR [--data-dir DIR]

@@ -1,5 +1,6 @@
 import { createInstance, type InstanceOptions, type SlawInstance, type Storage } from '@slaw/core'
-import { pgStorage, pgliteStorage } from '@slaw/storage-pg'
+import { pgStorage } from '@slaw/storage-pg'
+import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { redisLocks } from '@slaw/lock-redis'
 import { httpAdapter, processAdapter } from '@slaw/adapters'
 import { towerClient } from '@slaw/tower-client'

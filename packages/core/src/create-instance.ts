@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import pino, { type Logger as PinoLogger, type LoggerOptions } from 'pino'
+import { validatePluginShapes } from './plugin-shapes.js'
 import type { AgentAdapter } from './contracts/agent-adapter.js'
 import type { LockProvider } from './contracts/lock-provider.js'
 import type { SecretProvider } from './contracts/secret-provider.js'
@@ -16,7 +17,7 @@ import { routineRunJobKind } from './services/routines.js'
 import { slawVersion } from './version.js'
 
 export interface InstanceOptions {
-  /** Where everything lives. `pgStorage()` / `pgliteStorage()` from `@slaw/storage-pg`. */
+  /** Where everything lives. `pgStorage()` from `@slaw/storage-pg`, `pgliteStorage()` from `@slaw/storage-pg/pglite`. */
   storage: Storage
   /** Serialises checkouts; default in-process locks (one node). `redisLocks()` for several nodes. */
   locks?: LockProvider
@@ -104,7 +105,7 @@ function makeLogger(opt: InstanceOptions['logger']): PinoLogger {
  * in order (storage, locks, secrets, adapters, tower) and closes them in reverse.
  */
 export async function createInstance(options: InstanceOptions): Promise<SlawInstance> {
-  if (!options || !options.storage) throw new TypeError('createInstance: options.storage is required (pgStorage() or pgliteStorage() from @slaw/storage-pg)')
+  validatePluginShapes(options)
   const { storage } = options
   const locks = options.locks ?? memoryLocks()
   const log = makeLogger(options.logger)

@@ -7,7 +7,8 @@ import {
   MasterKey, MasterKeyMismatchError, createInstance, localEncryptedProvider, readOrCreateKeyFile, registerEncryptedColumn, rotateMasterKey,
   type InstanceOptions, type SlawInstance, type Storage,
 } from '@slaw/core'
-import { pgStorage, pgliteStorage } from '@slaw/storage-pg'
+import { pgStorage } from '@slaw/storage-pg'
+import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { freshDatabase, testDatabaseUrl } from './helpers/backends.js'
 import { makeApi, operatorToken, testAdapters } from './helpers/instance.js'
 

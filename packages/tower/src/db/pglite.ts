@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
 import { Kysely } from 'kysely'
-import { PGliteDialect, isEmptyDir, loadPgliteTemplate, pgliteTemplateFile, type PgliteTemplate } from '@slaw/storage-pg'
+import { PGliteDialect, isEmptyDir, loadPgliteTemplate, pgliteTemplateFile, type PgliteTemplate } from '@slaw/storage-pg/pglite'
 import { migrations } from '../migrations/index.js'
 import type { TowerDatabase } from './schema.js'
 
