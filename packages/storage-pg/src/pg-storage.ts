@@ -28,6 +28,10 @@ export function pgStorage(options: PgStorageOptions): Storage & { readonly db: K
       max: options.max ?? 10,
       types: postgresTypes,
       onnotice: () => undefined,
+      // slaw binds no array parameters, so postgres.js need not look array types up on every new
+      // connection; that lookup is also a promise nobody awaits, which crashes the process with an
+      // unhandled rejection when the connection drops during it (e.g. right after a failover).
+      fetch_types: false,
       connection: { application_name: 'slaw' },
     })
   // Kysely's destroy() ends the client through the dialect; a caller's client must stay open.

@@ -69,6 +69,17 @@ export class UniqueViolation extends Error {
     this.name = 'UniqueViolation'
   }
 }
+/**
+ * Thrown by storage when the database cannot be reached or dropped the connection mid-request
+ * (failover, restart, a pooler closing the socket). The request answers 503 `database_unavailable`;
+ * nothing of its transaction was committed, and the next request gets a fresh connection.
+ */
+export class StorageUnavailableError extends Error {
+  constructor(message = 'the database connection was lost', options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'StorageUnavailableError'
+  }
+}
 export type UniqueConstraint = 'squads_slug' | 'squads_issue_prefix' | 'agents_squad_name' | 'issues_squad_number' | 'issue_documents_issue_key' | 'issues_identifier'
 
 export interface Page {

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LockUnavailableError } from '../contracts/lock-provider.js'
+import { StorageUnavailableError } from '../contracts/storage.js'
 import { SlawError, type ErrorDetail } from '../errors.js'
 
 interface AjvIssue {
@@ -40,6 +41,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       const details = detailsOf(err.validation, err.validationContext)
       out = new SlawError('invalid_payload', `Invalid ${err.validationContext ?? 'request'}: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details)
     } else if (err instanceof LockUnavailableError) out = new SlawError('lock_unavailable')
+    else if (err instanceof StorageUnavailableError) out = new SlawError('database_unavailable')
     else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') out = new SlawError('payload_too_large')
     else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') out = new SlawError('unsupported_media_type')
     else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
