@@ -1,5 +1,5 @@
 import { ConfigError, readStartConfig } from './config.js'
-import { startInstance } from './start.js'
+import { StartError, startInstance } from './start.js'
 import { startTowerFromEnv } from '@slaw/tower'
 
 const usage = `Usage: slaw <command> [options]
@@ -47,25 +47,48 @@ async function start(argv: string[]): Promise<number | undefined> {
     }
     throw err
   }
-  const { instance, address } = await startInstance(config)
+  let started
+  try {
+    started = await startInstance(config)
+  } catch (err) {
+    if (!(err instanceof StartError)) throw err
+    // One line, and an exit: everything the start opened is closed already.
+    process.stderr.write(`slaw start: ${err.message}\n`)
+    return 1
+  }
+  const { instance, address } = started
   instance.log.info({ address, storage: instance.storage.name, locks: instance.locks.name }, 'slaw is serving')
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
+  // A promise nobody awaited (a driver's internal bookkeeping after a dropped connection, say)
+  // must not take down a server whose every request is its own transaction: log it, keep serving.
+  process.on('unhandledRejection', (err) => instance.log.error({ err }, 'unhandled promise rejection; still serving'))
+  onStopSignal((signal) => {
     instance.log.info({ signal }, 'draining')
     // Stop taking requests, finish in-flight ones, close plugins; then exit 0.
-    instance.close().then(
+    return instance.close().then(() => process.stdout.write(`slaw stopped (${signal})\n`))
+  })
+  return undefined
+}
+
+/**
+ * Stops once on SIGINT or SIGTERM, then exits 0 (1 if stopping failed). Signals that arrive while
+ * stopping are absorbed: Ctrl-C under `npm start` delivers SIGINT twice (the terminal signals the
+ * whole process group and npm forwards its own), and the second must not kill a draining process.
+ */
+function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<unknown>): void {
+  let stopping = false
+  const handle = (signal: NodeJS.Signals) => {
+    if (stopping) return
+    stopping = true
+    stop(signal).then(
       () => process.exit(0),
       (err: unknown) => {
-        instance.log.error({ err }, 'shutdown failed')
+        process.stderr.write(`slaw: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`)
         process.exit(1)
       },
     )
   }
-  process.once('SIGINT', () => stop('SIGINT'))
-  process.once('SIGTERM', () => stop('SIGTERM'))
-  return undefined
+  process.on('SIGINT', handle)
+  process.on('SIGTERM', handle)
 }
 
 async function tower(argv: string[]): Promise<number | undefined> {
@@ -75,16 +98,6 @@ async function tower(argv: string[]): Promise<number | undefined> {
   }
   const started = await startTowerFromEnv(process.env)
   process.stderr.write(`slaw tower: serving ingest v1 at ${started.address}/api/ingest/v1\n`)
-  let stopping = false
-  const stop = () => {
-    if (stopping) return
-    stopping = true
-    started.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    )
-  }
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
+  onStopSignal(() => started.close())
   return undefined
 }
