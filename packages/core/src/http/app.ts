@@ -7,6 +7,7 @@ import type { Services } from '../services/index.js'
 import { authPlugin } from './auth.js'
 import { frameworkErrors, installErrorHandler } from './error-handler.js'
 import { validatorCompiler } from './validation.js'
+import { installJsonBodyParser } from './json-body.js'
 import { healthRoutes } from '../routes/health.js'
 import { openapiRoutes } from '../routes/openapi.js'
 import { squadRoutes } from '../routes/squads.js'
@@ -54,6 +55,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   installErrorHandler(app)
   // JSON only: fastify's built-in text/plain parser would turn a text body into a 400; it is a 415.
   app.removeContentTypeParser('text/plain')
+  installJsonBodyParser(app)
 
   await app.register(swagger, {
     openapi: {
