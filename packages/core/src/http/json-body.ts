@@ -33,7 +33,7 @@ export function installJsonBodyParser(app: FastifyInstance, maxDepth = maxJsonDe
   const parse = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    parse(request, body, (err: Error | null, value?: unknown) => {
+    parse(request, body as string, (err: Error | null, value?: unknown) => {
       if (err) return done(err, undefined)
       if (jsonDepth(value, maxDepth) > maxDepth) {
         const message = `The body is nested deeper than ${maxDepth} levels.`
