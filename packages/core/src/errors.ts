@@ -29,6 +29,8 @@ export const errorCodes = {
   conflict: { status: 409, message: 'The request conflicts with existing data.' },
   lock_unavailable: { status: 503, message: 'The lock service is unavailable; retry shortly.' },
   service_unavailable: { status: 503, message: 'The service is starting or draining; retry shortly.' },
+  request_timeout: { status: 408, message: 'The request was not received in time.' },
+  header_too_large: { status: 431, message: 'The request headers are too large.' },
   database_unavailable: { status: 503, message: 'The database is unavailable; retry shortly.' },
   internal_error: { status: 500, message: 'Internal error.' },
 } as const satisfies Record<string, { status: number; message: string }>

@@ -5,7 +5,7 @@ import type { TowerClient } from '../contracts/tower-client.js'
 import { ErrorBody } from '../schemas/common.js'
 import type { Services } from '../services/index.js'
 import { authPlugin } from './auth.js'
-import { frameworkErrors, installErrorHandler } from './error-handler.js'
+import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js'
 import { validatorCompiler } from './validation.js'
 import { installJsonBodyParser } from './json-body.js'
 import { healthRoutes } from '../routes/health.js'
@@ -47,6 +47,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance
 
   app.setValidatorCompiler(validatorCompiler())

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LockUnavailableError } from '../contracts/lock-provider.js'
 import { StorageUnavailableError } from '../contracts/storage.js'
@@ -27,6 +29,26 @@ function detailsOf(validation: AjvIssue[], context: string | undefined): ErrorDe
 export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const out = err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new SlawError('not_found') : new SlawError('internal_error')
   void reply.status(out.statusCode).send(out.toJSON())
+}
+
+/**
+ * Fastify's `clientErrorHandler`: requests Node's HTTP parser rejects before fastify sees them (a
+ * header section over the size limit, a malformed request line or header, a request that timed
+ * out) get the same `{error, code}` body as every other error, then the connection closes.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has nobody left to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const out =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new SlawError('request_timeout')
+    : err.code === 'HPE_HEADER_OVERFLOW' ? new SlawError('header_too_large')
+    : new SlawError('invalid_payload', 'The request is not valid HTTP.')
+  this.log.debug({ code: err.code }, 'client error')
+  if (socket.writable) {
+    const body = JSON.stringify(out.toJSON())
+    socket.write(`HTTP/1.1 ${out.statusCode} ${STATUS_CODES[out.statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
 }
 
 /** Maps every failure onto the error body of DECISIONS.md. 5xx bodies never carry internals. */
