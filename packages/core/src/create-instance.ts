@@ -6,6 +6,7 @@ import type { SecretProvider } from './contracts/secret-provider.js'
 import type { Storage } from './contracts/storage.js'
 import type { TowerClient } from './contracts/tower-client.js'
 import { buildApp } from './http/app.js'
+import { requestSerializer, secretLogPaths } from './logging.js'
 import { memoryLocks } from './locks/memory-locks.js'
 import type { ServiceContext } from './services/context.js'
 import { createServices, type Services } from './services/index.js'
@@ -81,10 +82,16 @@ const redactPaths = [
 ]
 
 function makeLogger(opt: InstanceOptions['logger']): PinoLogger {
-  if (opt && typeof opt === 'object' && 'child' in opt && typeof opt.child === 'function') return opt as PinoLogger
+  // A logger of the caller's keeps its own settings; its request lines still get a scrubbed URL.
+  if (opt && typeof opt === 'object' && 'child' in opt && typeof opt.child === 'function') return (opt as PinoLogger).child({}, { serializers: { req: requestSerializer } })
   if (opt === false || opt === undefined) return pino({ enabled: false })
   const base: LoggerOptions = opt === true ? {} : (opt as LoggerOptions)
-  return pino({ level: 'info', ...base, redact: { paths: [...redactPaths, ...((base.redact as { paths?: string[] } | undefined)?.paths ?? [])], censor: '[REDACTED]' } })
+  return pino({
+    level: 'info',
+    ...base,
+    serializers: { req: requestSerializer, ...base.serializers },
+    redact: { paths: [...redactPaths, ...secretLogPaths, ...((base.redact as { paths?: string[] } | undefined)?.paths ?? [])], censor: '[REDACTED]' },
+  })
 }
 
 /**
