@@ -99,9 +99,16 @@ export interface SquadPatch {
   budgetMonthlyCents?: number | null
   budgetHardStop?: boolean
 }
+export type SquadRowLock = 'share' | 'update'
 export interface SquadRepository {
   insert(squad: NewSquad): Promise<Squad>
-  get(id: string): Promise<Squad | undefined>
+  /**
+   * `lock` (inside a transaction) locks the row until the transaction ends: `share` against a
+   * concurrent archive (writers that must not land in an archived squad), `update` for a writer
+   * that updates the row later in the same transaction (issue numbering), so it never upgrades a
+   * share lock and deadlocks.
+   */
+  get(id: string, opts?: { lock?: SquadRowLock }): Promise<Squad | undefined>
   list(filter?: { ids?: string[] }): Promise<Squad[]>
   /** Prefixes already taken, among the candidates given. */
   takenPrefixes(candidates: string[]): Promise<string[]>

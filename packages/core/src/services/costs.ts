@@ -70,11 +70,11 @@ export class CostService {
     const model = input.model.trim()
     if (!model) throw invalid('/model', 'model must not be blank')
     return this.ctx.storage.transaction(async (tx) => {
-      // Costs are facts already incurred: they are recorded for archived squads and for paused or
-      // terminated agents too.
+      // Costs are facts already incurred: they are recorded for paused or terminated agents too, but
+      // not for an archived squad (issue 9): its row is share-locked so a racing archive waits.
       // Pipelined reads; the squad's visibility still decides first (another squad's key: 404).
       const [squad, agent, found] = await Promise.all([
-        this.squads.visible(tx, actor, squadId),
+        this.squads.writable(tx, actor, squadId, 'share'),
         isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined,
         input.issueId && isUuid(input.issueId) ? tx.issues.get(input.issueId) : undefined,
       ])
