@@ -11,6 +11,7 @@ import { memoryLocks } from './locks/memory-locks.js'
 import type { ServiceContext } from './services/context.js'
 import { createServices, type Services } from './services/index.js'
 import { JobRunner, type JobRunnerOptions } from './services/jobs.js'
+import { checkHealth } from './services/health.js'
 import { MasterKey } from './services/master-key.js'
 import { slawVersion } from './version.js'
 
@@ -146,6 +147,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     state: () => state,
     ...(options.tower ? { tower: options.tower } : {}),
     version: slawVersion,
+    health: () => checkHealth({ storage, locks, tower: options.tower, jobs: options.jobs === false ? undefined : jobs }),
   })
   app.addHook('onReady', async () => {
     if (options.jobs !== false) jobs.start()

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TowerClient } from '../contracts/tower-client.js'
 import { ErrorBody } from '../schemas/common.js'
 import type { Services } from '../services/index.js'
+import type { HealthReport } from '../services/health.js'
 import { authPlugin } from './auth.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js'
 import { validatorCompiler } from './validation.js'
@@ -33,6 +34,8 @@ export interface BuildAppOptions {
   state: () => 'starting' | 'ready' | 'draining'
   tower?: TowerClient
   version: string
+  /** Probes the parts for `GET /api/health`. */
+  health?: () => Promise<HealthReport>
 }
 
 /** Every route plugin of the local API, in registration order. Later features append here. */
@@ -68,7 +71,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   })
   await app.register(authPlugin, { ...(opts.tower ? { tower: opts.tower } : {}) })
-  await app.register(healthRoutes, { state: opts.state })
+  await app.register(healthRoutes, { state: opts.state, ...(opts.health ? { check: opts.health } : {}) })
   await app.register(openapiRoutes)
   for (const plugin of routePlugins) await app.register(plugin)
   return app
