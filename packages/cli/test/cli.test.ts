@@ -58,8 +58,9 @@ t.test('slaw start: first start prints an Operator key once; it works; SIGTERM e
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const port = await freePort()
   const first = await start({ SVC_DATA_DIR: dir, SVC_OPERATOR_KEY: '' }, port)
-  t.equal(first.health.status, 'ok')
-  t.same(Object.keys(first.health.parts).sort(), ['jobs', 'locks', 'storage', 'tower'], 'health reports each part')
+  const health = first.health as { status: string; parts: Record<string, unknown> }
+  t.equal(health.status, 'ok')
+  t.same(Object.keys(health.parts).sort(), ['jobs', 'locks', 'storage', 'tower'], 'health reports each part')
   const key = /\s(slaw_op_[A-Za-z0-9_-]+)/.exec(first.output())?.[1]
   t.ok(key, 'a key was printed')
   const squads = await fetch(`http://127.0.0.1:${port}/api/squads`, { headers: { authorization: `Bearer ${key}` } })
