@@ -12,6 +12,7 @@ import type { ServiceContext } from './services/context.js'
 import { createServices, type Services } from './services/index.js'
 import { JobRunner, type JobRunnerOptions } from './services/jobs.js'
 import { checkHealth } from './services/health.js'
+import { SlawMetrics, type MetricsOptions } from './http/metrics.js'
 import { MasterKey } from './services/master-key.js'
 import { slawVersion } from './version.js'
 
@@ -43,6 +44,11 @@ export interface InstanceOptions {
    * node of one instance must share it. Without it a random key is used for this process only.
    */
   masterKey?: string | Uint8Array | MasterKey
+  /**
+   * Prometheus metrics at `GET /metrics`: on the API's port for an Operator key (default), on a
+   * port of its own without a key (`{ port }`, SVC_METRICS_PORT), or `false` for none. docs/operations.md.
+   */
+  metrics?: MetricsOptions | false
 }
 
 export interface ListenOptions {
@@ -62,6 +68,10 @@ export interface SlawInstance {
   readonly state: 'starting' | 'ready' | 'draining'
   /** The Operator token created on this start (first start without SVC_OPERATOR_KEY), else undefined. */
   readonly createdOperatorKey: string | undefined
+  /** The Prometheus metrics of this instance (undefined with `metrics: false`). */
+  readonly metrics: SlawMetrics | undefined
+  /** Where `/metrics` listens when it has a port of its own, once `listen()` resolved. */
+  readonly metricsAddress: string | undefined
   ready(): Promise<void>
   /** Starts listening; resolves to the address. */
   listen(options?: ListenOptions): Promise<string>
@@ -140,6 +150,8 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     else log.warn('An Operator key was created for this new instance; it is shown once by `slaw start`. Pass onOperatorKeyCreated to receive it.')
   }
 
+  const metrics = options.metrics === false ? undefined : new SlawMetrics({ storage, tower: options.tower })
+  const metricsPort = options.metrics ? options.metrics.port : undefined
   const app = await buildApp({
     services,
     logger: log,
@@ -148,6 +160,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     ...(options.tower ? { tower: options.tower } : {}),
     version: slawVersion,
     health: () => checkHealth({ storage, locks, tower: options.tower, jobs: options.jobs === false ? undefined : jobs }),
+    ...(metrics ? { metrics: { metrics, route: metricsPort === undefined } } : {}),
   })
   app.addHook('onReady', async () => {
     if (options.jobs !== false) jobs.start()
@@ -156,6 +169,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
   })
 
   let closing: Promise<void> | undefined
+  let metricsAddress: string | undefined
   const instance: SlawInstance = {
     app,
     services,
@@ -170,13 +184,27 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     ready: async () => {
       await app.ready()
     },
+    metrics,
     async listen(listenOptions = {}) {
-      return app.listen({ port: listenOptions.port ?? 3100, host: listenOptions.host ?? '127.0.0.1' })
+      const address = await app.listen({ port: listenOptions.port ?? 3100, host: listenOptions.host ?? '127.0.0.1' })
+      if (metrics && metricsPort !== undefined) {
+        try {
+          metricsAddress = await metrics.listen(metricsPort, options.metrics ? options.metrics.host : undefined)
+        } catch (err) {
+          await app.close()
+          throw err
+        }
+      }
+      return address
+    },
+    get metricsAddress() {
+      return metricsAddress
     },
     close() {
       closing ??= (async () => {
         state = 'draining'
         await app.close()
+        await metrics?.close()
         await jobs.stop()
         if (options.tower) await options.tower.close().catch((err) => log.warn({ err }, 'tower client close failed'))
         for (const a of [...adapters.values()].reverse()) await a.close?.().catch((err) => log.warn({ err }, 'adapter close failed'))

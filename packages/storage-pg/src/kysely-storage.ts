@@ -53,6 +53,8 @@ export interface KyselyStorageOptions {
   dialect: Dialect
   /** Runs after the Kysely instance is destroyed (closing a client the storage created). */
   onClose?: () => Promise<void>
+  /** Pool use, when the dialect knows it. */
+  poolStats?: () => { max: number; inUse: number }
 }
 
 /**
@@ -67,6 +69,7 @@ export class KyselyStorage implements Storage {
   private readonly session: StorageSession
   private readonly onClose: (() => Promise<void>) | undefined
   private closed = false
+  poolStats?: () => { max: number; inUse: number }
 
   constructor(options: KyselyStorageOptions) {
     this.name = options.name
@@ -74,6 +77,7 @@ export class KyselyStorage implements Storage {
     // user data and keep their keys exactly as written (`api_key` must not come back as `apiKey`).
     this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] })
     this.onClose = options.onClose
+    if (options.poolStats) this.poolStats = options.poolStats
     this.session = createSession(() => this.current.getStore() ?? this.db)
   }
 

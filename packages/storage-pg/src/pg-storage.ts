@@ -36,5 +36,7 @@ export function pgStorage(options: PgStorageOptions): Storage & { readonly db: K
     })
   // Kysely's destroy() ends the client through the dialect; a caller's client must stay open.
   const forDialect = owned ? client : (new Proxy(client, { get: (t, p) => (p === 'end' ? async () => undefined : Reflect.get(t, p)) }) as Sql)
-  return new KyselyStorage({ name: 'postgres', dialect: new PostgresJsDialect(forDialect) })
+  const dialect = new PostgresJsDialect(forDialect)
+  const max = options.max ?? 10
+  return new KyselyStorage({ name: 'postgres', dialect, poolStats: () => ({ max, inUse: Math.min(max, dialect.busy()) }) })
 }

@@ -23,12 +23,18 @@ import {
  * failure surfaces as `StorageUnavailableError`, which the API answers 503 `database_unavailable`.
  */
 export class PostgresJsDialect implements Dialect {
+  /** Open transactions and pool queries in flight, for pool-use metrics. */
+  private readonly usage = { transactions: 0, queries: 0 }
   constructor(private readonly sql: Sql) {}
+  /** Connections held right now: one per open transaction and per pool query in flight. */
+  busy(): number {
+    return this.usage.transactions + this.usage.queries
+  }
   createAdapter(): DialectAdapter {
     return new PostgresAdapter()
   }
   createDriver(): Driver {
-    return new PostgresJsDriver(this.sql)
+    return new PostgresJsDriver(this.sql, this.usage)
   }
   createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
     return new PostgresIntrospector(db)
@@ -38,13 +44,21 @@ export class PostgresJsDialect implements Dialect {
   }
 }
 
+interface Usage {
+  transactions: number
+  queries: number
+}
+
 class PostgresJsDriver implements Driver {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly usage: Usage,
+  ) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new PostgresJsConnection(this.sql)
+    return new PostgresJsConnection(this.sql, this.usage)
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
@@ -91,13 +105,17 @@ class PostgresJsConnection implements DatabaseConnection {
   private broken = false
   /** postgres.js's connection under the transaction, learnt from the first query sent on it. */
   private driver: DriverConnection | undefined
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly usage: Usage,
+  ) {}
 
   begin(level: string): Promise<void> {
     this.broken = false
     this.driver = undefined
     return new Promise<void>((started, failed) => {
       let inside = false
+      this.usage.transactions++
       const done = this.sql.begin(level, (tx) => {
         inside = true
         this.tx = tx
@@ -105,6 +123,10 @@ class PostgresJsConnection implements DatabaseConnection {
         return new Promise<void>((resolve, reject) => (this.settle = { resolve, reject }))
       })
       this.done = done
+      done.then(
+        () => this.usage.transactions--,
+        () => this.usage.transactions--,
+      )
       done.catch((err: unknown) => {
         if (!inside) failed(asUnavailable(err))
         else if (isConnectionError(err)) this.broken = true
@@ -172,7 +194,15 @@ class PostgresJsConnection implements DatabaseConnection {
       const query = (tx ?? this.sql).unsafe(compiled.sql, compiled.parameters as never[], options as { prepare: boolean })
       // A query queued behind another one on a connection that then closes is never sent and
       // never settles; the transaction's end (which rejects when the connection closes) ends the wait.
-      result = tx && this.done ? await Promise.race([query, this.done.then(() => query)]) : await query
+      if (tx && this.done) result = await Promise.race([query, this.done.then(() => query)])
+      else {
+        this.usage.queries++
+        try {
+          result = await query
+        } finally {
+          this.usage.queries--
+        }
+      }
     } catch (err) {
       if (!isConnectionError(err)) throw err
       if (tx) this.broken = true

@@ -35,6 +35,8 @@ export interface Storage extends StorageSession {
   transaction<T>(fn: (tx: StorageSession) => Promise<T>): Promise<T>
   /** A cheap round trip, for health checks. */
   ping(): Promise<void>
+  /** Optional: connection pool use, for `/metrics` (`inUse` counts connections held by queries and transactions). */
+  poolStats?(): { max: number; inUse: number }
   /** Closes what the storage opened itself; a client passed in by the caller stays open. */
   close(): Promise<void>
 }

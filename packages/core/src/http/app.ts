@@ -5,6 +5,7 @@ import type { TowerClient } from '../contracts/tower-client.js'
 import { ErrorBody } from '../schemas/common.js'
 import type { Services } from '../services/index.js'
 import type { HealthReport } from '../services/health.js'
+import type { SlawMetrics } from './metrics.js'
 import { authPlugin } from './auth.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js'
 import { validatorCompiler } from './validation.js'
@@ -36,6 +37,8 @@ export interface BuildAppOptions {
   version: string
   /** Probes the parts for `GET /api/health`. */
   health?: () => Promise<HealthReport>
+  /** Counts requests; `route: true` also serves `GET /metrics` on this app (Operator key). */
+  metrics?: { metrics: SlawMetrics; route: boolean }
 }
 
 /** Every route plugin of the local API, in registration order. Later features append here. */
@@ -73,6 +76,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(authPlugin, { ...(opts.tower ? { tower: opts.tower } : {}) })
   await app.register(healthRoutes, { state: opts.state, ...(opts.health ? { check: opts.health } : {}) })
   await app.register(openapiRoutes)
+  if (opts.metrics) {
+    opts.metrics.metrics.attach(app)
+    if (opts.metrics.route) opts.metrics.metrics.route(app)
+  }
   for (const plugin of routePlugins) await app.register(plugin)
   return app
 }
