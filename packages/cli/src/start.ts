@@ -28,6 +28,7 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
         : {},
     ),
     logger: { level: config.logLevel },
+    ...(config.metricsPort !== undefined ? { metrics: { port: config.metricsPort, host: config.metricsHost } } : {}),
     ...(config.operatorKey ? { operatorKey: config.operatorKey } : {}),
     onOperatorKeyCreated: (token) => {
       // Shown once: only its hash is stored.
