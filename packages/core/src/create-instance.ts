@@ -49,6 +49,8 @@ export interface InstanceOptions {
    * port of its own without a key (`{ port }`, SVC_METRICS_PORT), or `false` for none. docs/operations.md.
    */
   metrics?: MetricsOptions | false
+  /** The clock services read (`ctx.now`): timestamps, budget months, the auth cache. For tests and simulations. */
+  clock?: () => Date
 }
 
 export interface ListenOptions {
@@ -134,7 +136,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     // Replaced by the secrets service below; nothing resolves before services exist.
     secrets: { resolve: () => Promise.reject(new Error('services are not built yet')) },
     kickJobs: () => jobs.kick(),
-    now: () => new Date(),
+    now: options.clock ?? (() => new Date()),
     principalsChanged: () => services.auth.invalidate(),
     towerManagesSkills: () => options.tower?.managesSkills?.() ?? false,
   }
