@@ -1,5 +1,6 @@
 import t from 'tap'
 import { createInstance } from '@slaw/core'
+import { towerClient } from '@slaw/tower-client'
 import { pgStorage, pgliteStorage } from '@slaw/storage-pg'
 import { makeApi, operatorToken, testAdapters } from './helpers/instance.js'
 import { freshDatabase, testDatabaseUrl } from './helpers/backends.js'
@@ -17,7 +18,8 @@ function samples(text: string): Map<string, number> {
 }
 
 t.test('GET /metrics on the API port: Operator key, Prometheus text, the figures operators need', async (t) => {
-  const instance = await createInstance({ storage: await pgliteStorage({ dataDir: 'memory://' }), operatorKey: operatorToken, adapters: testAdapters, logger: false })
+  // A tower client without a tower: everything stays in the outbox, unsent.
+  const instance = await createInstance({ storage: await pgliteStorage({ dataDir: 'memory://' }), operatorKey: operatorToken, adapters: testAdapters, logger: false, tower: towerClient({}) })
   t.teardown(() => instance.close())
   const api = await makeApi(instance, 'pglite')
   const s = await api.seed('Metrics')
@@ -35,7 +37,10 @@ t.test('GET /metrics on the API port: Operator key, Prometheus text, the figures
   t.equal(m.get('slaw_http_requests_total{method="POST",route="/api/squads/:squadId/issues",status="201"}'), 1, 'requests by route template and status')
   t.ok((m.get('slaw_http_request_duration_seconds_count{method="POST",route="/api/issues/:id/checkout",status="409"}') ?? 0) >= 1, 'latency histogram by route and status')
   t.equal(m.get('slaw_checkout_conflicts_total'), 1, 'checkout conflicts')
-  t.equal(m.get('slaw_tower_state{state="disabled"}'), 1, 'tower state')
+  t.equal(m.get('slaw_tower_state{state="disconnected"}'), 1, 'tower state')
+  t.equal(m.get('slaw_tower_state{state="connected"}'), 0)
+  t.ok((m.get('slaw_outbox_depth') ?? 0) > 0, 'outbox depth')
+  t.ok(m.has('slaw_outbox_oldest_unsent_age_seconds') && m.get('slaw_outbox_oldest_unsent_age_seconds')! >= 0, 'oldest unsent age')
   t.ok((m.get('slaw_process_resident_memory_bytes') ?? 0) > 0, 'process memory')
   t.notOk(res.body.includes(issue.body.issue.id), 'raw URLs (ids) are never labels')
 })

@@ -55,6 +55,16 @@ export class SlawMetrics {
       },
     })
     new Gauge({
+      name: 'slaw_outbox_oldest_unsent_age_seconds',
+      help: 'Age of the oldest outbox entry the tower has not acknowledged; 0 when none is waiting.',
+      registers,
+      async collect() {
+        const s = await tower?.status?.().catch(() => undefined)
+        if (!s || s.oldestUnsentAt === undefined) return
+        this.set(s.oldestUnsentAt ? Math.max(0, (Date.now() - s.oldestUnsentAt.getTime()) / 1000) : 0)
+      },
+    })
+    new Gauge({
       name: 'slaw_tower_state',
       help: 'The tower client state: 1 for the current state, 0 for the others.',
       labelNames: ['state'],
