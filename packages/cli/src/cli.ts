@@ -1,5 +1,5 @@
 import { ConfigError, readStartConfig } from './config.js'
-import { startInstance } from './start.js'
+import { StartError, startInstance } from './start.js'
 import { startTowerFromEnv } from '@slaw/tower'
 import { secretsCommand } from './secrets.js'
 
@@ -17,7 +17,7 @@ Commands:
 
 Environment: PORT, HOST, SVC_OPERATOR_KEY, DATABASE_URL, REDIS_URL, SVC_DATA_DIR (memory:// for in-memory),
 SVC_MASTER_KEY, SVC_TOWER_URL, SVC_TOWER_MODE, SVC_INSTANCE_ID, SVC_TOWER_HEARTBEAT_SEC, SVC_TOWER_SYNC_SEC,
-SVC_TOWER_ENROLLMENT_SECRET, LOG_LEVEL. See docs/configuration.md.
+SVC_TOWER_ENROLLMENT_SECRET, SVC_METRICS_PORT, SVC_METRICS_HOST, LOG_LEVEL. See docs/configuration.md.
 `
 
 /** Runs a command; resolves to an exit code, or undefined while a server keeps the process alive. */
@@ -53,25 +53,48 @@ async function start(argv: string[]): Promise<number | undefined> {
     }
     throw err
   }
-  const { instance, address } = await startInstance(config)
+  let started
+  try {
+    started = await startInstance(config)
+  } catch (err) {
+    if (!(err instanceof StartError)) throw err
+    // One line, and an exit: everything the start opened is closed already.
+    process.stderr.write(`slaw start: ${err.message}\n`)
+    return 1
+  }
+  const { instance, address } = started
   instance.log.info({ address, storage: instance.storage.name, locks: instance.locks.name }, 'slaw is serving')
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
+  // A promise nobody awaited (a driver's internal bookkeeping after a dropped connection, say)
+  // must not take down a server whose every request is its own transaction: log it, keep serving.
+  process.on('unhandledRejection', (err) => instance.log.error({ err }, 'unhandled promise rejection; still serving'))
+  onStopSignal((signal) => {
     instance.log.info({ signal }, 'draining')
     // Stop taking requests, finish in-flight ones, close plugins; then exit 0.
-    instance.close().then(
+    return instance.close().then(() => process.stdout.write(`slaw stopped (${signal})\n`))
+  })
+  return undefined
+}
+
+/**
+ * Stops once on SIGINT or SIGTERM, then exits 0 (1 if stopping failed). Signals that arrive while
+ * stopping are absorbed: Ctrl-C under `npm start` delivers SIGINT twice (the terminal signals the
+ * whole process group and npm forwards its own), and the second must not kill a draining process.
+ */
+function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<unknown>): void {
+  let stopping = false
+  const handle = (signal: NodeJS.Signals) => {
+    if (stopping) return
+    stopping = true
+    stop(signal).then(
       () => process.exit(0),
       (err: unknown) => {
-        instance.log.error({ err }, 'shutdown failed')
+        process.stderr.write(`slaw: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`)
         process.exit(1)
       },
     )
   }
-  process.once('SIGINT', () => stop('SIGINT'))
-  process.once('SIGTERM', () => stop('SIGTERM'))
-  return undefined
+  process.on('SIGINT', handle)
+  process.on('SIGTERM', handle)
 }
 
 async function secrets(argv: string[]): Promise<number> {
@@ -93,16 +116,6 @@ async function tower(argv: string[]): Promise<number | undefined> {
   }
   const started = await startTowerFromEnv(process.env)
   process.stderr.write(`slaw tower: serving ingest v1 at ${started.address}/api/ingest/v1\n`)
-  let stopping = false
-  const stop = () => {
-    if (stopping) return
-    stopping = true
-    started.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    )
-  }
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
+  onStopSignal(() => started.close())
   return undefined
 }

@@ -11,6 +11,10 @@ export interface StartConfig {
   dataDir: string
   masterKey: string | undefined
   logLevel: string
+  /** SVC_METRICS_PORT: `/metrics` on a port of its own (no key); unset: on the API port for an Operator key. */
+  metricsPort: number | undefined
+  /** SVC_METRICS_HOST, default 127.0.0.1. */
+  metricsHost: string
   tower:
     | {
         url: string
@@ -69,6 +73,8 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
     dataDir: values['data-dir'] ?? env.SVC_DATA_DIR ?? './.slaw',
     masterKey: env.SVC_MASTER_KEY || undefined,
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
+    metricsPort: env.SVC_METRICS_PORT ? int('SVC_METRICS_PORT', env.SVC_METRICS_PORT, 0, 0, 65535) : undefined,
+    metricsHost: env.SVC_METRICS_HOST || '127.0.0.1',
     tower: towerUrl
       ? {
           url: towerUrl,

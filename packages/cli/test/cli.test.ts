@@ -48,6 +48,9 @@ t.test('config: flags over env, defaults, and clear errors', async (t) => {
   t.equal(c.tower, undefined)
   t.equal(readStartConfig([], {}).port, 3100)
   t.throws(() => readStartConfig([], { PORT: 'abc' }), /PORT must be an integer/)
+  t.equal(c.metricsPort, undefined, 'metrics on the API port by default')
+  t.equal(readStartConfig([], { SVC_METRICS_PORT: '9464' }).metricsPort, 9464)
+  t.throws(() => readStartConfig([], { SVC_METRICS_PORT: 'x' }), /SVC_METRICS_PORT must be an integer/)
   t.throws(() => readStartConfig([], { SVC_TOWER_URL: 'http://x', SVC_TOWER_MODE: 'loud' }), /SVC_TOWER_MODE/)
   const tower = readStartConfig([], { SVC_TOWER_URL: 'http://127.0.0.1:3200', SVC_TOWER_MODE: 'advisory', SVC_TOWER_SYNC_SEC: '15' })
   t.same(tower.tower && { url: tower.tower.url, mode: tower.tower.mode, syncSec: tower.tower.syncSec, heartbeatSec: tower.tower.heartbeatSec }, { url: 'http://127.0.0.1:3200', mode: 'advisory', syncSec: 15, heartbeatSec: 60 })
@@ -71,7 +74,9 @@ t.test('slaw start: first start prints an Operator key once; it works; SIGTERM e
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const port = await freePort()
   const first = await start({ SVC_DATA_DIR: dir, SVC_OPERATOR_KEY: '' }, port)
-  t.same(first.health, { status: 'ok' })
+  const health = first.health as { status: string; parts: Record<string, unknown> }
+  t.equal(health.status, 'ok')
+  t.same(Object.keys(health.parts).sort(), ['jobs', 'locks', 'storage', 'tower'], 'health reports each part')
   const key = /\s(slaw_op_[A-Za-z0-9_-]+)/.exec(first.output())?.[1]
   t.ok(key, 'a key was printed')
   const squads = await fetch(`http://127.0.0.1:${port}/api/squads`, { headers: { authorization: `Bearer ${key}` } })

@@ -7,6 +7,7 @@ import type { SecretProvider } from './contracts/secret-provider.js'
 import type { Storage } from './contracts/storage.js'
 import type { TowerClient } from './contracts/tower-client.js'
 import { buildApp } from './http/app.js'
+import { requestSerializer, secretLogPaths } from './logging.js'
 import { memoryLocks } from './locks/memory-locks.js'
 import type { ServiceContext } from './services/context.js'
 import { createServices, type Services } from './services/index.js'
@@ -14,6 +15,8 @@ import { JobRunner, type JobRunnerOptions } from './services/jobs.js'
 import { checkMasterKey, loadMasterKey, type MasterKeyOption } from './services/master-key-store.js'
 import { RoutineScheduler, type RoutineSchedulerOptions } from './services/routine-scheduler.js'
 import { routineRunJobKind } from './services/routines.js'
+import { checkHealth } from './services/health.js'
+import { SlawMetrics, type MetricsOptions } from './http/metrics.js'
 import { slawVersion } from './version.js'
 
 export interface InstanceOptions {
@@ -54,6 +57,11 @@ export interface InstanceOptions {
   scheduler?: RoutineSchedulerOptions | false
   /** The clock services read (schedules, replay windows). Default `() => new Date()`; tests inject one. */
   now?: () => Date
+  /**
+   * Prometheus metrics at `GET /metrics`: on the API's port for an Operator key (default), on a
+   * port of its own without a key (`{ port }`, SVC_METRICS_PORT), or `false` for none. docs/operations.md.
+   */
+  metrics?: MetricsOptions | false
 }
 
 export interface ListenOptions {
@@ -73,6 +81,10 @@ export interface SlawInstance {
   readonly state: 'starting' | 'ready' | 'draining'
   /** The Operator token created on this start (first start without SVC_OPERATOR_KEY), else undefined. */
   readonly createdOperatorKey: string | undefined
+  /** The Prometheus metrics of this instance (undefined with `metrics: false`). */
+  readonly metrics: SlawMetrics | undefined
+  /** Where `/metrics` listens when it has a port of its own, once `listen()` resolved. */
+  readonly metricsAddress: string | undefined
   ready(): Promise<void>
   /** Starts listening; resolves to the address. */
   listen(options?: ListenOptions): Promise<string>
@@ -94,10 +106,16 @@ const redactPaths = [
 ]
 
 function makeLogger(opt: InstanceOptions['logger']): PinoLogger {
-  if (opt && typeof opt === 'object' && 'child' in opt && typeof opt.child === 'function') return opt as PinoLogger
+  // A logger of the caller's keeps its own settings; its request lines still get a scrubbed URL.
+  if (opt && typeof opt === 'object' && 'child' in opt && typeof opt.child === 'function') return (opt as PinoLogger).child({}, { serializers: { req: requestSerializer } })
   if (opt === false || opt === undefined) return pino({ enabled: false })
   const base: LoggerOptions = opt === true ? {} : (opt as LoggerOptions)
-  return pino({ level: 'info', ...base, redact: { paths: [...redactPaths, ...((base.redact as { paths?: string[] } | undefined)?.paths ?? [])], censor: '[REDACTED]' } })
+  return pino({
+    level: 'info',
+    ...base,
+    serializers: { req: requestSerializer, ...base.serializers },
+    redact: { paths: [...redactPaths, ...secretLogPaths, ...((base.redact as { paths?: string[] } | undefined)?.paths ?? [])], censor: '[REDACTED]' },
+  })
 }
 
 /**
@@ -154,6 +172,8 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     else log.warn('An Operator key was created for this new instance; it is shown once by `slaw start`. Pass onOperatorKeyCreated to receive it.')
   }
 
+  const metrics = options.metrics === false ? undefined : new SlawMetrics({ storage, tower: options.tower })
+  const metricsPort = options.metrics ? options.metrics.port : undefined
   const app = await buildApp({
     services,
     logger: log,
@@ -161,6 +181,8 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     state: () => state,
     ...(options.tower ? { tower: options.tower } : {}),
     version: slawVersion,
+    health: () => checkHealth({ storage, locks, tower: options.tower, jobs: options.jobs === false ? undefined : jobs }),
+    ...(metrics ? { metrics: { metrics, route: metricsPort === undefined } } : {}),
   })
   app.addHook('onReady', async () => {
     if (options.jobs !== false) jobs.start()
@@ -170,6 +192,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
   })
 
   let closing: Promise<void> | undefined
+  let metricsAddress: string | undefined
   const instance: SlawInstance = {
     app,
     services,
@@ -184,14 +207,28 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     ready: async () => {
       await app.ready()
     },
+    metrics,
     async listen(listenOptions = {}) {
-      return app.listen({ port: listenOptions.port ?? 3100, host: listenOptions.host ?? '127.0.0.1' })
+      const address = await app.listen({ port: listenOptions.port ?? 3100, host: listenOptions.host ?? '127.0.0.1' })
+      if (metrics && metricsPort !== undefined) {
+        try {
+          metricsAddress = await metrics.listen(metricsPort, options.metrics ? options.metrics.host : undefined)
+        } catch (err) {
+          await app.close()
+          throw err
+        }
+      }
+      return address
+    },
+    get metricsAddress() {
+      return metricsAddress
     },
     close() {
       closing ??= (async () => {
         state = 'draining'
         await app.close()
         await scheduler.stop()
+        await metrics?.close()
         await jobs.stop()
         if (options.tower) await options.tower.close().catch((err) => log.warn({ err }, 'tower client close failed'))
         for (const a of [...adapters.values()].reverse()) await a.close?.().catch((err) => log.warn({ err }, 'adapter close failed'))

@@ -59,6 +59,8 @@ export interface KyselyStorageOptions {
   onClose?: () => Promise<void>
   /** The on-disk data directory of an embedded database (see `Storage.dataDir`). */
   dataDir?: string
+  /** Pool use, when the dialect knows it. */
+  poolStats?: () => { max: number; inUse: number }
 }
 
 /**
@@ -74,6 +76,7 @@ export class KyselyStorage implements Storage {
   private readonly session: StorageSession
   private readonly onClose: (() => Promise<void>) | undefined
   private closed = false
+  poolStats?: () => { max: number; inUse: number }
 
   constructor(options: KyselyStorageOptions) {
     this.name = options.name
@@ -82,6 +85,7 @@ export class KyselyStorage implements Storage {
     // user data and keep their keys exactly as written (`api_key` must not come back as `apiKey`).
     this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] })
     this.onClose = options.onClose
+    if (options.poolStats) this.poolStats = options.poolStats
     this.session = createSession(() => this.current.getStore() ?? this.db)
   }
 

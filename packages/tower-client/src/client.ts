@@ -289,6 +289,7 @@ class DefaultTowerClient implements TowerClient {
       lastHeartbeatAt: e && r?.lastHeartbeatAt ? new Date(r.lastHeartbeatAt) : null,
       lastSyncAt: e && r?.lastSyncAt ? new Date(r.lastSyncAt) : null,
       spoolDepth: await ctx.storage.outbox.countAfter(cursor),
+      oldestUnsentAt: (await ctx.storage.outbox.readAfter(cursor, 1))[0]?.createdAt ?? null,
       appliedLimitVersion: e && data.limit ? data.limit.version : null,
       appliedSkillCatalogVersion: hook ? await hook.appliedCatalogVersion() : null,
       limit: e && data.limit ? data.limit : null,

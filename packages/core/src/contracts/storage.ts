@@ -44,6 +44,8 @@ export interface Storage extends StorageSession {
   transaction<T>(fn: (tx: StorageSession) => Promise<T>): Promise<T>
   /** A cheap round trip, for health checks. */
   ping(): Promise<void>
+  /** Optional: connection pool use, for `/metrics` (`inUse` counts connections held by queries and transactions). */
+  poolStats?(): { max: number; inUse: number }
   /** Closes what the storage opened itself; a client passed in by the caller stays open. */
   close(): Promise<void>
 }
@@ -80,6 +82,17 @@ export class UniqueViolation extends Error {
     this.name = 'UniqueViolation'
   }
 }
+/**
+ * Thrown by storage when the database cannot be reached or dropped the connection mid-request
+ * (failover, restart, a pooler closing the socket). The request answers 503 `database_unavailable`;
+ * nothing of its transaction was committed, and the next request gets a fresh connection.
+ */
+export class StorageUnavailableError extends Error {
+  constructor(message = 'the database connection was lost', options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'StorageUnavailableError'
+  }
+}
 export type UniqueConstraint = 'squads_slug' | 'squads_issue_prefix' | 'agents_squad_name' | 'issues_squad_number' | 'issue_documents_issue_key' | 'issues_identifier' | 'secrets_squad_key'
 
 export interface Page {
@@ -99,9 +112,16 @@ export interface SquadPatch {
   budgetMonthlyCents?: number | null
   budgetHardStop?: boolean
 }
+export type SquadRowLock = 'share' | 'update'
 export interface SquadRepository {
   insert(squad: NewSquad): Promise<Squad>
-  get(id: string): Promise<Squad | undefined>
+  /**
+   * `lock` (inside a transaction) locks the row until the transaction ends: `share` against a
+   * concurrent archive (writers that must not land in an archived squad), `update` for a writer
+   * that updates the row later in the same transaction (issue numbering), so it never upgrades a
+   * share lock and deadlocks.
+   */
+  get(id: string, opts?: { lock?: SquadRowLock }): Promise<Squad | undefined>
   list(filter?: { ids?: string[] }): Promise<Squad[]>
   /** Prefixes already taken, among the candidates given. */
   takenPrefixes(candidates: string[]): Promise<string[]>

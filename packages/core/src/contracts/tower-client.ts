@@ -100,6 +100,8 @@ export interface TowerStatus {
   lastSyncAt: Date | null
   /** Outbox rows not yet acknowledged by the tower. */
   spoolDepth: number
+  /** Optional: when the oldest of those rows was written (null when there is none), for `/metrics`. */
+  oldestUnsentAt?: Date | null
   appliedLimitVersion: number | null
   appliedSkillCatalogVersion: number | null
   /** The applied fleet limit, when one is. */

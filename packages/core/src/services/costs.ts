@@ -136,11 +136,11 @@ export class CostService {
   /** Checks one report against the squad, agent and issue, and builds every row it writes. */
   private async prepare(tx: StorageSession, actor: Actor, squadId: string, input: RecordCostInput): Promise<Prepared> {
     const model = input.model.trim()
-    // Costs are facts already incurred: they are recorded for archived squads and for paused or
-    // terminated agents too.
+    // Costs are facts already incurred: they are recorded for paused or terminated agents too, but
+    // not for an archived squad (issue 9): its row is share-locked so a racing archive waits.
     // Pipelined reads; the squad's visibility still decides first (another squad's key: 404).
     const [squad, agent, found] = await Promise.all([
-      this.squads.visible(tx, actor, squadId),
+      this.squads.writable(tx, actor, squadId, 'share'),
       isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined,
       input.issueId && isUuid(input.issueId) ? tx.issues.get(input.issueId) : undefined,
     ])

@@ -1,5 +1,5 @@
 import { SlawError, invalid, notFound } from '../errors.js'
-import { UniqueViolation, type IssuePatch, type StorageSession } from '../contracts/storage.js'
+import { UniqueViolation, type IssuePatch, type SquadRowLock, type StorageSession } from '../contracts/storage.js'
 import type { ActivityEntry, Agent, Issue, IssuePriority, IssueRef, IssueStatus, IssueSummary, Squad } from '../records.js'
 import { isPrivileged, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
@@ -91,10 +91,10 @@ export class IssueService {
   }
 
   /** The issue, for a write: visible, mutable by the actor, in a squad that is not archived. */
-  async writable(tx: StorageSession, actor: Actor, id: string, opts: { anyAgentOfSquad?: boolean } = {}): Promise<{ issue: Issue; squad: Squad }> {
+  async writable(tx: StorageSession, actor: Actor, id: string, opts: { anyAgentOfSquad?: boolean; lockSquad?: SquadRowLock } = {}): Promise<{ issue: Issue; squad: Squad }> {
     const issue = await this.visible(tx, actor, id)
     if (!opts.anyAgentOfSquad) this.assertCanMutate(actor, issue)
-    const squad = await this.squads.writable(tx, actor, issue.squadId)
+    const squad = await this.squads.writable(tx, actor, issue.squadId, opts.lockSquad)
     return { issue, squad }
   }
 
@@ -143,7 +143,9 @@ export class IssueService {
 
   async create(actor: Actor, squadId: string, input: CreateIssueInput): Promise<IssueDetail> {
     return this.ctx.storage.transaction(async (tx) => {
-      const squad = await this.squads.writable(tx, actor, squadId)
+      // FOR UPDATE, not FOR SHARE: numbering updates this row below, and two creators holding a
+      // share lock would deadlock upgrading it.
+      const squad = await this.squads.writable(tx, actor, squadId, 'update')
       const title = input.title.trim()
       if (!title) throw invalid('/title', 'title must not be blank')
       const status = input.status ?? 'todo'
