@@ -109,8 +109,13 @@ eachBackend(t, 'routines: bad definitions are 400 with the path; secret_ref is O
   isError(t, await api.call('POST', `/api/squads/${squadId}/routines`, { title: 'x', env: { TOKEN: ref } }, agentToken), 403, 'forbidden', 'agent sets a secret_ref')
   const byAgent = await newRoutine(api, squadId, { title: 'x', env: { PLAIN: 'v' } }, agentToken)
   isError(t, await api.call('PATCH', `/api/routines/${byAgent.routine.id}`, { env: { TOKEN: ref } }, agentToken), 403, 'forbidden', 'agent patches a secret_ref in')
-  const op = await newRoutine(api, squadId, { title: 'x', env: { TOKEN: { ...ref, version: 2 } } })
-  t.same(op.routine.env, { TOKEN: { type: 'secret_ref', secretId: unknownId, version: 2 } }, 'shown as written')
+  await bad({ env: { TOKEN: ref } }, '/env/TOKEN/secretId', 'a secret_ref to a secret that does not exist')
+  const secret = (await api.call('POST', `/api/squads/${squadId}/secrets`, { name: 'token', value: 's3cr3t-value' })).body.secret
+  await api.call('POST', `/api/secrets/${secret.id}/rotate`, { value: 's3cr3t-value-2' })
+  await bad({ env: { TOKEN: { ...ref, secretId: secret.id, version: 3 } } }, '/env/TOKEN/version', 'a version the secret does not have')
+  const op = await newRoutine(api, squadId, { title: 'x', env: { TOKEN: { ...ref, secretId: secret.id, version: 2 } } })
+  t.same(op.routine.env, { TOKEN: { type: 'secret_ref', secretId: secret.id, version: 2 } }, 'shown as written')
+  t.notOk(JSON.stringify(op).includes('s3cr3t'), 'never its value')
 })
 
 eachBackend(t, 'routine runs: variables merged and validated, templates, issue assigned and woken, idempotency', async (t, api) => {

@@ -1,4 +1,5 @@
 import { SlawError, invalid, notFound } from '../errors.js'
+import { validateBindings } from './secret-bindings.js'
 import type {
   CatchUpPolicy, ConcurrencyPolicy, NewRoutineRun, Routine, RoutineContent, RoutinePatch, RoutineRevision, RoutineRun, RoutineRunSource, RoutineStatus,
   RoutineTrigger, RoutineTriggerPatch, SigningMode, TriggerSnapshot,
@@ -168,6 +169,8 @@ export class RoutineService {
         variables: normaliseVariables(input.variables ?? []),
         env: this.checkEnv(actor, input.env ?? {}),
       }
+      // secret_ref bindings must name a live secret of this squad (and a version it has).
+      content.env = await validateBindings(tx, squadId, content.env, actor)
       await this.checkRefs(tx, squadId, content)
       const revisionId = uuidv7()
       const routine = await tx.routines.insert({ id: uuidv7(), squadId, ...content, revisionId, revisionNumber: 1 })
@@ -197,7 +200,7 @@ export class RoutineService {
       if (input.concurrencyPolicy !== undefined) patch.concurrencyPolicy = input.concurrencyPolicy
       if (input.catchUpPolicy !== undefined) patch.catchUpPolicy = input.catchUpPolicy
       if (input.variables !== undefined) patch.variables = normaliseVariables(input.variables)
-      if (input.env !== undefined) patch.env = this.checkEnv(actor, input.env)
+      if (input.env !== undefined) patch.env = await validateBindings(tx, current.squadId, this.checkEnv(actor, input.env), actor)
       await this.checkRefs(tx, current.squadId, patch)
       const routine = await this.saveRevision(tx, actor, current, patch, 'updated')
       if (patch.status !== undefined && patch.status !== current.status) await this.statusChanged(tx, routine)
