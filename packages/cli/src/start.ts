@@ -1,4 +1,4 @@
-import { createInstance, type InstanceOptions, type SlawInstance, type Storage } from '@slaw/core'
+import { createInstance, runOptionsFromEnv, type InstanceOptions, type SlawInstance, type Storage } from '@slaw/core'
 import { pgStorage, pgliteStorage } from '@slaw/storage-pg'
 import { redisLocks } from '@slaw/lock-redis'
 import { httpAdapter, processAdapter } from '@slaw/adapters'
@@ -27,6 +27,8 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
         : {},
     ),
     logger: { level: config.logLevel },
+    runs: runOptionsFromEnv(process.env),
+    ...(process.env.SVC_PUBLIC_URL ? { publicUrl: process.env.SVC_PUBLIC_URL } : {}),
     ...(config.operatorKey ? { operatorKey: config.operatorKey } : {}),
     onOperatorKeyCreated: (token) => {
       // Shown once: only its hash is stored.

@@ -11,6 +11,8 @@ import type { ServiceContext } from './services/context.js'
 import { createServices, type Services } from './services/index.js'
 import { JobRunner, type JobRunnerOptions } from './services/jobs.js'
 import { MasterKey } from './services/master-key.js'
+import { runDeadlineJob, runRetentionJob, type RunOptions } from './services/run-engine.js'
+import { heartbeatRunJob } from './services/wakes.js'
 import { slawVersion } from './version.js'
 
 export interface InstanceOptions {
@@ -41,6 +43,18 @@ export interface InstanceOptions {
    * node of one instance must share it. Without it a random key is used for this process only.
    */
   masterKey?: string | Uint8Array | MasterKey
+  /**
+   * Heartbeat run engine: concurrency caps (per agent, default 1; per squad; per instance; enforced
+   * across nodes), liveness continuations and retention. `slaw start` reads SVC_MAX_CONCURRENT_RUNS,
+   * SVC_MAX_CONCURRENT_RUNS_PER_SQUAD, SVC_MAX_CONCURRENT_RUNS_PER_AGENT, SVC_RUN_RETENTION_DAYS and
+   * SVC_RUN_OUTPUT_RETENTION_DAYS (docs/heartbeats.md).
+   */
+  runs?: RunOptions
+  /**
+   * The base URL agents call back (SVC_API_URL in the wake environment; env SVC_PUBLIC_URL).
+   * Default: the address `listen()` bound, else http://127.0.0.1:3100.
+   */
+  publicUrl?: string
 }
 
 export interface ListenOptions {
@@ -121,8 +135,13 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     towerManagesSkills: () => options.tower?.managesSkills?.() ?? false,
   }
   jobs = new JobRunner(ctx, options.jobs || {})
-  services = createServices(ctx)
+  services = createServices(ctx, { ...(options.runs ? { runs: options.runs } : {}), node: { nodeId: jobs.nodeId, watchMs: Math.max(50, Math.floor(jobs.leaseMs / 3)) } })
   jobs.register('squad_export', (job) => services.exports.runJob(job))
+  const engine = services.runs.engine
+  if (options.publicUrl) engine.apiUrl = options.publicUrl.replace(/\/+$/, '')
+  jobs.register(heartbeatRunJob, (job, control) => engine.runJob(job, control))
+  jobs.register(runDeadlineJob, (job) => engine.deadlineJob(job))
+  jobs.every(runRetentionJob, options.runs?.retentionIntervalMs ?? 3_600_000, () => engine.retentionJob())
   if (options.tower) services.tower.attach(options.tower)
 
   if (options.migrate !== false) await storage.migrate()
@@ -162,7 +181,10 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
       await app.ready()
     },
     async listen(listenOptions = {}) {
-      return app.listen({ port: listenOptions.port ?? 3100, host: listenOptions.host ?? '127.0.0.1' })
+      const address = await app.listen({ port: listenOptions.port ?? 3100, host: listenOptions.host ?? '127.0.0.1' })
+      // Agents call back where the instance listens unless a public URL was given.
+      if (!options.publicUrl) engine.apiUrl = address
+      return address
     },
     close() {
       closing ??= (async () => {

@@ -28,3 +28,10 @@ export { slawVersion } from './version.js'
 // Outbox payloads in the ingest wire shape, shared with the tower client's full resync.
 export { outboxUpserts } from './services/recorder.js'
 export { costEventFact, projectUpsert } from './services/governance-outbox.js'
+// Heartbeat runs (docs/heartbeats.md).
+export { JobDeferred, type JobControl } from './services/jobs.js'
+export { queueWake, type WakeReason, type WakeRequest, type QueuedWake } from './services/wakes.js'
+export { runOptionsFromEnv } from './services/run-options.js'
+export type { RunOptions } from './services/run-engine.js'
+export type { EnvBinding, SecretResolver, ResolveSecretInput, SecretConsumer } from './services/bindings.js'
+export type { CreatedAgent, CreateAgentInput, UpdateAgentInput } from './services/agents.js'

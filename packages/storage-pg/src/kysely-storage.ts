@@ -19,6 +19,7 @@ import { PgOutboxRepository } from './repositories/outbox.js'
 import { PgSquadRepository } from './repositories/squads.js'
 import { PgSkillRepository } from './repositories/skills.js'
 import { PgTowerStateRepository } from './repositories/tower-state.js'
+import { PgHeartbeatRunRepository } from './repositories/heartbeat-runs.js'
 
 export type Db = Kysely<Database>
 
@@ -45,6 +46,7 @@ export function createSession(db: () => Db): StorageSession {
     dashboard: new PgDashboardRepository(db),
     skills: new PgSkillRepository(db),
     towerState: new PgTowerStateRepository(db),
+    heartbeatRuns: new PgHeartbeatRunRepository(db),
   }
 }
 
@@ -97,6 +99,7 @@ export class KyselyStorage implements Storage {
   get skills() { return this.session.skills }
   get towerState() { return this.session.towerState }
   get dashboard() { return this.session.dashboard }
+  get heartbeatRuns() { return this.session.heartbeatRuns }
 
   async migrate(): Promise<void> {
     const migrator = new Migrator({ db: this.db, provider: migrationProvider, migrationTableName: 'slaw_migration', migrationLockTableName: 'slaw_migration_lock' })

@@ -23,6 +23,7 @@ import { goalRoutes } from '../routes/goals.js'
 import { projectRoutes } from '../routes/projects.js'
 import { costRoutes } from '../routes/costs.js'
 import { dashboardRoutes } from '../routes/dashboard.js'
+import { runRoutes } from '../routes/runs.js'
 import './types.js'
 
 export interface BuildAppOptions {
@@ -35,7 +36,7 @@ export interface BuildAppOptions {
 }
 
 /** Every route plugin of the local API, in registration order. Later features append here. */
-export const routePlugins = [squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, exportRoutes, towerRoutes, skillRoutes, approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes]
+export const routePlugins = [squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, exportRoutes, towerRoutes, skillRoutes, approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes, runRoutes]
 
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({

@@ -15,6 +15,8 @@ import { ProjectService } from './projects.js'
 import { SkillService } from './skills.js'
 import { SquadService } from './squads.js'
 import { TowerService } from './tower.js'
+import { RunEngine, type RunOptions } from './run-engine.js'
+import { RunService } from './runs.js'
 
 /** The domain services of one instance; each can be called without HTTP. */
 export interface Services {
@@ -34,9 +36,17 @@ export interface Services {
   budgets: BudgetService
   dashboard: DashboardService
   skills: SkillService
+  runs: RunService
 }
 
-export function createServices(ctx: ServiceContext): Services {
+/** Settings of services that need more than the context. */
+export interface ServiceOptions {
+  runs?: RunOptions
+  /** This node's job-runner identity and how often a running run checks for a cancel from another node. */
+  node?: { nodeId: string; watchMs: number }
+}
+
+export function createServices(ctx: ServiceContext, options: ServiceOptions = {}): Services {
   const squads = new SquadService(ctx)
   const issues = new IssueService(ctx, squads)
   const agents = new AgentService(ctx, squads)
@@ -46,6 +56,8 @@ export function createServices(ctx: ServiceContext): Services {
   const tower = new TowerService(ctx, issues)
   // The tower client pulls the skill catalog into the skill service's store.
   tower.useSkills(skills)
+  const costs = new CostService(ctx, squads, issues, budgets)
+  const engine = new RunEngine(ctx, issues, costs, options.runs ?? {}, options.node ?? { nodeId: 'node-local', watchMs: 20_000 })
   return {
     auth: new AuthService(ctx),
     squads,
@@ -59,9 +71,10 @@ export function createServices(ctx: ServiceContext): Services {
     approvals: new ApprovalService(ctx, squads, agents),
     goals: new GoalService(ctx, squads),
     projects: new ProjectService(ctx, squads, budgets),
-    costs: new CostService(ctx, squads, issues, budgets),
+    costs,
     budgets,
     dashboard: new DashboardService(ctx, squads),
     skills,
+    runs: new RunService(ctx, squads, agents, issues, engine),
   }
 }

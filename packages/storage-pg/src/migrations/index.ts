@@ -3,6 +3,7 @@ import * as foundation from './0001-foundation.js'
 import * as governance from './0002-governance.js'
 import * as tower from './0003-tower.js'
 import * as skills from './0004-skills.js'
+import * as runs from './0005-runs.js'
 
 /**
  * Migrations in order. They are bundled (not read from disk) so the same list runs from src/,
@@ -13,6 +14,7 @@ export const migrations: Record<string, Migration> = {
   '0002-governance': governance,
   '0003-tower': tower,
   '0004-skills': skills,
+  '0005-runs': runs,
 }
 
 export const migrationProvider: MigrationProvider = {

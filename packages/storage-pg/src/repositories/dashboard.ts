@@ -47,8 +47,13 @@ export class PgDashboardRepository implements DashboardRepository {
     }
   }
 
-  async runsPerDay(_squadId: string, _since: Date): Promise<Array<{ date: string; status: string; count: number }> | null> {
-    // Heartbeat runs are not stored yet; they arrive with the heartbeat feature.
-    return null
+  async runsPerDay(squadId: string, since: Date): Promise<Array<{ date: string; status: string; count: number }> | null> {
+    // Index heartbeat_runs_squad_created: one range scan over the window.
+    const { rows } = await sql<{ date: string; status: string; count: string | number }>`
+      select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as date, status, count(*) as count
+        from heartbeat_runs
+       where squad_id = ${squadId} and created_at >= ${since}
+       group by 1, 2`.execute(this.db())
+    return rows.map((r) => ({ date: r.date, status: r.status, count: Number(r.count) }))
   }
 }
