@@ -31,7 +31,7 @@ export const HeartbeatRunSchema = Type.Object(
     outputTail: Type.Optional(Nullable(Type.String())),
     createdAt: Timestamp,
   },
-  { $id: 'HeartbeatRun', title: 'HeartbeatRun' },
+  { title: 'HeartbeatRun' },
 )
 
 export const RunBody = Type.Object({ run: HeartbeatRunSchema })
