@@ -55,6 +55,8 @@ export interface InstanceOptions {
    * Default: the address `listen()` bound, else http://127.0.0.1:3100.
    */
   publicUrl?: string
+  /** The clock services, leases and run deadlines read (tests pass a fake one). Default: the system clock. */
+  now?: () => Date
 }
 
 export interface ListenOptions {
@@ -130,7 +132,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     // Replaced by the secrets service below; nothing resolves before services exist.
     secrets: { resolve: () => Promise.reject(new Error('services are not built yet')) },
     kickJobs: () => jobs.kick(),
-    now: () => new Date(),
+    now: options.now ?? (() => new Date()),
     principalsChanged: () => services.auth.invalidate(),
     towerManagesSkills: () => options.tower?.managesSkills?.() ?? false,
   }

@@ -56,8 +56,8 @@ eachBackend(
     const touched = (await api.call('GET', `/api/heartbeat-runs/${run.id}/issues`)).body.issues
     t.same(touched.map((i: any) => i.id), [issue.id], 'the run touched the issue')
     t.same((await api.call('GET', '/api/heartbeat-runs/00000000-0000-7000-8000-000000000000/issues')).body.issues, [], 'unknown run: empty array')
-    const cost = (await api.call('GET', `/api/issues/${issue.id}/cost-summary`)).body
-    t.equal(cost.costCents ?? cost.summary?.costCents, 42, 'the cost shows on the issue')
+    const cost = (await api.call('GET', `/api/issues/${issue.id}/cost-summary`)).body.summary
+    t.equal(cost.costCents, 42, 'the cost shows on the issue')
     const activity = (await api.call('GET', `/api/issues/${issue.id}/activity`)).body
     const entries = activity.activity ?? activity.entries ?? activity
     t.ok(entries.some((e: any) => e.action === 'issue.comment_added' && e.runId === run.id), 'activity carries the run id')
