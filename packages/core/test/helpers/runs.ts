@@ -50,6 +50,9 @@ export function fakeClock(start = Date.now() + 3_600_000) {
     advance(ms: number) {
       t += ms
     },
+    set(ms: number) {
+      t = ms
+    },
     /** Back to an hour ahead of the system clock. */
     reset() {
       t = Date.now() + 3_600_000

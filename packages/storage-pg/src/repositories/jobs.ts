@@ -21,12 +21,13 @@ export class PgJobRepository implements JobRepository {
     if (!j.dedupeKey) return toJob(await this.db().insertInto('jobs').values(values).returningAll().executeTakeFirstOrThrow())
     // The partial unique index jobs_dedupe holds one unfinished job per key; a second enqueue waits
     // for a concurrent first one to commit, then finds it.
-    const row = await this.db()
-      .insertInto('jobs')
-      .values(values)
-      .onConflict((oc) => oc.columns(['kind', 'dedupeKey']).where('dedupeKey', 'is not', null).where('status', 'in', ['queued', 'running']).doNothing())
-      .returningAll()
-      .executeTakeFirst()
+    // The predicate is literal: PostgreSQL infers a partial index only from a predicate it can prove.
+    const { rows } = await sql<Row<'jobs'>>`
+      insert into jobs (id, kind, squad_id, payload, run_at, dedupe_key, max_attempts)
+      values (${j.id}, ${j.kind}, ${j.squadId}, ${json(j.payload)}, ${j.runAt ?? sql`now()`}, ${j.dedupeKey}, ${j.maxAttempts ?? 5})
+      on conflict (kind, dedupe_key) where dedupe_key is not null and status in ('queued', 'running') do nothing
+      returning *`.execute(this.db())
+    const row = rows[0]
     if (row) return toJob(row)
     const existing = await this.db()
       .selectFrom('jobs')
