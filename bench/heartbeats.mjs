@@ -126,6 +126,10 @@ const dbUrl = url.toString()
            '${squad.id}', (array['${agents.join("','")}'])[1 + g % 4]::uuid, 'assignment',
            (array['succeeded','succeeded','succeeded','failed','cancelled','timed_out'])[1 + g % 6], 'completed', ts, ts + interval '40 seconds', ts, 1000, 200, 3
       from generate_series(1, ${runCount}) g, lateral (select now() - interval '30 days' + (g * interval '30 days' / ${runCount}) as ts) t`)
+  // The day rollup the run repository keeps on every status change, filled for the seeded rows.
+  await sql.unsafe(`insert into heartbeat_run_days (squad_id, day, status, runs)
+    select squad_id, (created_at at time zone 'UTC')::date, status, count(*) from heartbeat_runs group by 1, 2, 3
+    on conflict (squad_id, day, status) do update set runs = excluded.runs`)
   await sql.unsafe('analyze heartbeat_runs')
   await sql.end()
   results.seedSeconds = Math.round((performance.now() - t0) / 100) / 10

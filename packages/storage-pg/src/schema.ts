@@ -233,8 +233,16 @@ export interface HeartbeatRunsTable {
   updatedAt: Timestamp
 }
 
+export interface HeartbeatRunDaysTable {
+  squadId: string
+  day: string
+  status: string
+  runs: number
+}
+
 export interface Database extends GovernanceTables, SkillTables, TowerTables {
   heartbeatRuns: HeartbeatRunsTable
+  heartbeatRunDays: HeartbeatRunDaysTable
   squads: SquadsTable
   agents: AgentsTable
   apiKeys: ApiKeysTable

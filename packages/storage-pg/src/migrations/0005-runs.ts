@@ -56,9 +56,17 @@ const statements = [
   // Concurrency caps count what is running; the deadline sweep finds overdue runs.
   `create index heartbeat_runs_running on heartbeat_runs (squad_id, agent_id) where status = 'running'`,
   `create index heartbeat_runs_deadline on heartbeat_runs (deadline_at) where status = 'running'`,
-  // Dashboard run activity and retention: by day.
-  `create index heartbeat_runs_squad_created on heartbeat_runs (squad_id, created_at)`,
+  // Retention: by finish time.
   `create index heartbeat_runs_finished on heartbeat_runs (finished_at) where finished_at is not null`,
+  // Dashboard run activity: runs per squad, UTC day of creation and current status, kept by every
+  // status change in the same transaction (a read is at most 14 days × 6 statuses rows).
+  `create table heartbeat_run_days (
+    squad_id uuid not null references squads (id) on delete cascade,
+    day date not null,
+    status text not null,
+    runs integer not null default 0,
+    primary key (squad_id, day, status)
+  )`,
   // Issues a run touched: every activity entry carrying the run id.
   `create index activity_run on activity (run_id, entity_type) where run_id is not null`,
 ]
@@ -69,6 +77,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql.raw('drop index if exists activity_run').execute(db)
+  await sql.raw('drop table if exists heartbeat_run_days').execute(db)
   await sql.raw('drop table if exists heartbeat_runs').execute(db)
   await sql.raw('alter table agents drop column if exists webhook_secret, drop column if exists adapter_config').execute(db)
   await sql.raw('drop index if exists jobs_dedupe').execute(db)

@@ -48,12 +48,11 @@ export class PgDashboardRepository implements DashboardRepository {
   }
 
   async runsPerDay(squadId: string, since: Date): Promise<Array<{ date: string; status: string; count: number }> | null> {
-    // Index heartbeat_runs_squad_created: one range scan over the window.
+    // The day rollup the run repository keeps: one primary-key range.
     const { rows } = await sql<{ date: string; status: string; count: string | number }>`
-      select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as date, status, count(*) as count
-        from heartbeat_runs
-       where squad_id = ${squadId} and created_at >= ${since}
-       group by 1, 2`.execute(this.db())
+      select to_char(day, 'YYYY-MM-DD') as date, status, runs as count
+        from heartbeat_run_days
+       where squad_id = ${squadId} and day >= (${since}::timestamptz at time zone 'UTC')::date and runs > 0`.execute(this.db())
     return rows.map((r) => ({ date: r.date, status: r.status, count: Number(r.count) }))
   }
 }

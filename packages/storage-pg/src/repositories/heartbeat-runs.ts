@@ -39,6 +39,14 @@ const runSlotLock = sql`pg_advisory_xact_lock(hashtext('slaw:run-slots'))`
 export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
+  /** Moves one run between statuses in the day rollup (heartbeat_run_days) the dashboard reads. */
+  private async countDay(squadId: string, createdAt: Date, from: string | null, to: string): Promise<void> {
+    const day = sql`(${createdAt}::timestamptz at time zone 'UTC')::date`
+    if (from) await sql`update heartbeat_run_days set runs = runs - 1 where squad_id = ${squadId} and day = ${day} and status = ${from}`.execute(this.db())
+    await sql`insert into heartbeat_run_days (squad_id, day, status, runs) values (${squadId}, ${day}, ${to}, 1)
+              on conflict (squad_id, day, status) do update set runs = heartbeat_run_days.runs + 1`.execute(this.db())
+  }
+
   async queue(run: NewHeartbeatRun): Promise<{ run: HeartbeatRun; created: boolean }> {
     // heartbeat_runs_coalesce allows one queued run per agent and issue: a concurrent second wake
     // waits for the first to commit and then folds into it.
@@ -53,6 +61,7 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
                     updated_at = now()
       returning *, (xmax = 0) as inserted`.execute(this.db())
     const row = rows[0] as Row<'heartbeatRuns'> & { inserted: boolean }
+    if (row.inserted) await this.countDay(row.squadId, row.createdAt, null, 'queued')
     return { run: toRun(row), created: row.inserted }
   }
 
@@ -94,7 +103,7 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
 
   async start(id: string, start: RunStart, caps: RunSlotCaps): Promise<'started' | 'over_cap' | 'not_queued'> {
     await sql`select ${runSlotLock}`.execute(this.db())
-    const run = await this.db().selectFrom('heartbeatRuns').select(['status', 'agentId', 'squadId']).where('id', '=', id).executeTakeFirst()
+    const run = await this.db().selectFrom('heartbeatRuns').select(['status', 'agentId', 'squadId', 'createdAt']).where('id', '=', id).executeTakeFirst()
     if (!run || run.status !== 'queued') return 'not_queued'
     const { rows } = await sql<{ agent: string; squad: string; total: string }>`
       select count(*) filter (where agent_id = ${run.agentId}) as agent,
@@ -110,10 +119,14 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
       .set({ status: 'running', nodeId: start.nodeId, startedAt: start.startedAt, deadlineAt: start.deadlineAt, updatedAt: now() })
       .where('id', '=', id)
       .execute()
+    await this.countDay(run.squadId, run.createdAt, 'queued', 'running')
     return 'started'
   }
 
   async finish(id: string, from: HeartbeatRunStatus[], end: RunFinish): Promise<HeartbeatRun | undefined> {
+    // The row lock orders concurrent finishes; the loser finds the status moved on.
+    const before = await this.db().selectFrom('heartbeatRuns').select(['status']).where('id', '=', id).forUpdate().executeTakeFirst()
+    if (!before || !from.includes(before.status as HeartbeatRunStatus)) return undefined
     const row = await this.db()
       .updateTable('heartbeatRuns')
       .set({
@@ -131,6 +144,7 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
       .where('status', 'in', from)
       .returningAll()
       .executeTakeFirst()
+    if (row) await this.countDay(row.squadId, row.createdAt, before.status, row.status)
     return row && toRun(row)
   }
 
