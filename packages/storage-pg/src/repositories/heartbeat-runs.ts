@@ -96,7 +96,7 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
     const { rows } = await sql<IssueSummary>`
       select i.id, i.identifier, i.title, i.status, i.priority, i.assignee_agent_id
         from issues i
-       where i.id::text in (select entity_id from activity where run_id = ${runId} and entity_type = 'issue')
+       where i.id in (select distinct entity_id::uuid from activity where run_id = ${runId} and entity_type = 'issue')
        order by i.identifier`.execute(this.db())
     return rows
   }
