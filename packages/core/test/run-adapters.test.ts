@@ -46,3 +46,28 @@ eachBackend(
   },
   options,
 )
+
+// An adapter's validateConfig answers 400 with its details, on create, hire and PATCH.
+const checked = {
+  type: 'checked',
+  validateConfig: (c: Record<string, unknown>) => (typeof c.url === 'string' ? [] : [{ path: '/url', message: 'url is required' }]),
+  wake: async () => ({ status: 'succeeded' as const }),
+}
+eachBackend(
+  t,
+  "adapterConfig is checked by the adapter's validateConfig",
+  async (t, api) => {
+    const squad = (await api.call('POST', '/api/squads', { name: 'Checked' })).body.squad
+    const bad = await api.call('POST', `/api/squads/${squad.id}/agents`, { name: 'c', role: 'r', adapterType: 'checked', adapterConfig: {} })
+    t.equal(bad.status, 400)
+    t.same(bad.body.details, [{ path: '/adapterConfig/url', message: 'url is required' }])
+    const hire = await api.call('POST', `/api/squads/${squad.id}/agent-hires`, { name: 'h', role: 'r', adapterType: 'checked', adapterConfig: { nope: 1 } })
+    t.equal(hire.status, 400, 'hire requests too')
+    const ok = await api.call('POST', `/api/squads/${squad.id}/agents`, { name: 'c', role: 'r', adapterType: 'checked', adapterConfig: { url: 'http://x' } })
+    t.equal(ok.status, 201)
+    const cleared = await api.call('PATCH', `/api/agents/${ok.body.agent.id}`, { adapterConfig: { url: null } })
+    t.equal(cleared.status, 400, 'removing a required key is refused')
+    t.same((await api.call('GET', `/api/agents/${ok.body.agent.id}`)).body.agent.adapterConfig, { url: 'http://x' }, 'nothing half-written')
+  },
+  { adapters: [checked], jobs: false },
+)
