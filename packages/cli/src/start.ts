@@ -1,4 +1,4 @@
-import { createInstance, LockUnavailableError, StorageUnavailableError, type InstanceOptions, type SlawInstance, type Storage } from '@slaw/core'
+import { createInstance, LockUnavailableError, StorageUnavailableError, runOptionsFromEnv, type InstanceOptions, type SlawInstance, type Storage } from '@slaw/core'
 import { pgStorage } from '@slaw/storage-pg'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { redisLocks } from '@slaw/lock-redis'
@@ -22,6 +22,8 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     // SVC_MASTER_KEY, else a key generated once into the data dir (0600); memory:// keeps a per-process key.
     ...(config.masterKey ? { masterKey: config.masterKey } : masterKeyFile(config.dataDir) ? { masterKey: { file: masterKeyFile(config.dataDir)! } } : {}),
     ...(config.metricsPort !== undefined ? { metrics: { port: config.metricsPort, host: config.metricsHost } } : {}),
+    runs: runOptionsFromEnv(process.env),
+    ...(process.env.SVC_PUBLIC_URL ? { publicUrl: process.env.SVC_PUBLIC_URL } : {}),
     ...(config.operatorKey ? { operatorKey: config.operatorKey } : {}),
     onOperatorKeyCreated: (token) => {
       // Shown once: only its hash is stored.

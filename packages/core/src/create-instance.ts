@@ -17,6 +17,8 @@ import { RoutineScheduler, type RoutineSchedulerOptions } from './services/routi
 import { routineRunJobKind } from './services/routines.js'
 import { checkHealth } from './services/health.js'
 import { SlawMetrics, type MetricsOptions } from './http/metrics.js'
+import { runDeadlineJob, runRetentionJob, type RunOptions } from './services/run-engine.js'
+import { heartbeatRunJob } from './services/wakes.js'
 import { slawVersion } from './version.js'
 
 export interface InstanceOptions {
@@ -55,13 +57,25 @@ export interface InstanceOptions {
   secretProviderTimeoutMs?: number
   /** Routine schedule polling on this node, or false for none. Off too when `jobs` is false. */
   scheduler?: RoutineSchedulerOptions | false
-  /** The clock services read (schedules, replay windows). Default `() => new Date()`; tests inject one. */
+  /** The clock services, schedules, replay windows, job leases and run deadlines read. Default: the system clock; tests pass a fake one. */
   now?: () => Date
   /**
    * Prometheus metrics at `GET /metrics`: on the API's port for an Operator key (default), on a
    * port of its own without a key (`{ port }`, SVC_METRICS_PORT), or `false` for none. docs/operations.md.
    */
   metrics?: MetricsOptions | false
+  /**
+   * Heartbeat run engine: concurrency caps (per agent, default 1; per squad; per instance; enforced
+   * across nodes), liveness continuations and retention. `slaw start` reads SVC_MAX_CONCURRENT_RUNS,
+   * SVC_MAX_CONCURRENT_RUNS_PER_SQUAD, SVC_MAX_CONCURRENT_RUNS_PER_AGENT, SVC_RUN_RETENTION_DAYS and
+   * SVC_RUN_OUTPUT_RETENTION_DAYS (docs/heartbeats.md).
+   */
+  runs?: RunOptions
+  /**
+   * The base URL agents call back (SVC_API_URL in the wake environment; env SVC_PUBLIC_URL).
+   * Default: the address `listen()` bound, else http://127.0.0.1:3100.
+   */
+  publicUrl?: string
 }
 
 export interface ListenOptions {
@@ -156,11 +170,18 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
   services = createServices(ctx, {
     ...(options.secretProviders ? { secretProviders: options.secretProviders } : {}),
     ...(options.secretProviderTimeoutMs !== undefined ? { secretProviderTimeoutMs: options.secretProviderTimeoutMs } : {}),
+    ...(options.runs ? { runs: options.runs } : {}),
+    node: { nodeId: jobs.nodeId, watchMs: Math.max(50, Math.floor(jobs.leaseMs / 3)) },
   })
   ctx.secrets = services.secrets
   jobs.register('squad_export', (job) => services.exports.runJob(job))
   jobs.register(routineRunJobKind, (job) => services.routines.runJob(job))
   const scheduler = new RoutineScheduler(ctx, services.routines, options.scheduler || {})
+  const engine = services.runs.engine
+  if (options.publicUrl) engine.apiUrl = options.publicUrl.replace(/\/+$/, '')
+  jobs.register(heartbeatRunJob, (job, control) => engine.runJob(job, control))
+  jobs.register(runDeadlineJob, (job) => engine.deadlineJob(job))
+  jobs.every(runRetentionJob, options.runs?.retentionIntervalMs ?? 3_600_000, () => engine.retentionJob())
   if (options.tower) services.tower.attach(options.tower)
 
   if (options.migrate !== false) await storage.migrate()
@@ -210,6 +231,8 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     metrics,
     async listen(listenOptions = {}) {
       const address = await app.listen({ port: listenOptions.port ?? 3100, host: listenOptions.host ?? '127.0.0.1' })
+      // Agents call back where the instance listens unless a public URL was given.
+      if (!options.publicUrl) engine.apiUrl = address
       if (metrics && metricsPort !== undefined) {
         try {
           metricsAddress = await metrics.listen(metricsPort, options.metrics ? options.metrics.host : undefined)

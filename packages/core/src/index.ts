@@ -39,3 +39,9 @@ export type { EnvBinding, ResolveSecretInput, SecretConsumer, SecretResolver } f
 export { bindingSources, findSecretBindings, registerBindingSource, validateBindings, type BindingSource, type SecretBinding } from './services/secret-bindings.js'
 export { findSensitiveConfig, isSensitiveConfigKey } from './services/sensitive-config.js'
 export { secretKeyFromName } from './services/secrets.js'
+// Heartbeat runs (docs/heartbeats.md).
+export { JobDeferred, type JobControl } from './services/jobs.js'
+export { queueWake, type WakeReason, type WakeRequest, type QueuedWake } from './services/wakes.js'
+export { runOptionsFromEnv } from './services/run-options.js'
+export type { RunOptions } from './services/run-engine.js'
+export type { CreatedAgent, CreateAgentInput, UpdateAgentInput } from './services/agents.js'

@@ -33,6 +33,8 @@ export interface Agent {
   runtimeState: Record<string, unknown>
   budgetMonthlyCents: number | null
   pauseReason: string | null
+  /** How the agent's adapter reaches it (operator only: never shown to agents, activity or the tower). */
+  adapterConfig: Record<string, unknown>
   createdAt: Date
   updatedAt: Date
 }
@@ -167,6 +169,10 @@ export interface Job {
   payload: Record<string, unknown>
   status: JobStatus
   attempts: number
+  /** After this many attempts a failing job stays `failed`. */
+  maxAttempts: number
+  /** Unique among unfinished jobs of the same kind, when set. */
+  dedupeKey: string | null
   runAt: Date
   lockedBy: string | null
   lockedUntil: Date | null
@@ -208,6 +214,43 @@ export interface Project {
   budgetCents: number | null
   pausedAt: Date | null
   pauseReason: 'budget' | 'manual' | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+export const heartbeatRunStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out'] as const
+export type HeartbeatRunStatus = (typeof heartbeatRunStatuses)[number]
+export const runLivenessValues = ['completed', 'advanced', 'plan_only', 'empty_response', 'blocked', 'failed', 'needs_followup'] as const
+export type HeartbeatRunLiveness = (typeof runLivenessValues)[number]
+
+/** One heartbeat: an agent woken for a reason, from queued to a final status (docs/heartbeats.md). */
+export interface HeartbeatRun {
+  id: string
+  squadId: string
+  agentId: string
+  issueId: string | null
+  reason: string
+  status: HeartbeatRunStatus
+  liveness: HeartbeatRunLiveness | null
+  approvalId: string | null
+  commentId: string | null
+  routineRunId: string | null
+  /** Wakes folded into this queued run (coalescing per agent and issue). */
+  coalescedCount: number
+  /** 0 for a run woken by an event; n for the n-th liveness continuation in a row. */
+  continuationDepth: number
+  nodeId: string | null
+  startedAt: Date | null
+  finishedAt: Date | null
+  /** When a running run is overdue (timeout + grace); the deadline sweep ends it `timed_out`. */
+  deadlineAt: Date | null
+  exitCode: number | null
+  httpStatus: number | null
+  error: string | null
+  summary: string | null
+  usage: { inputTokens: number; outputTokens: number; costCents: number }
+  /** A bounded tail of the agent's output, kept locally for the operator. */
+  outputTail: string | null
   createdAt: Date
   updatedAt: Date
 }

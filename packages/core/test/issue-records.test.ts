@@ -185,21 +185,22 @@ eachBackend(t, 'issue records', async (t, api) => {
     const tasks = [{ title: 'Write tests', priority: 'high' }, { title: 'Write docs', description: 'The README' }]
     const sug = (await create({ kind: 'suggest_tasks', payload: { tasks }, continuationPolicy: 'wake_assignee' })).body.interaction
     t.equal(sug.continuationPolicy, 'wake_assignee')
-    t.same(await api.instance.storage.wakeups.listQueued(s.agentId), [], 'no wake before the answer')
+    const interactionRuns = async () => (await api.instance.storage.heartbeatRuns.list({ squadId: s.squadId, agentId: s.agentId, limit: 100 })).filter((r) => r.reason === 'interaction')
+    t.same(await interactionRuns(), [], 'no wake before the answer')
     const took = await answer(sug.id, 'accept', {})
     t.equal(took.status, 200)
     t.equal(took.body.createdIssueIds.length, 2)
     const children = await Promise.all(took.body.createdIssueIds.map(async (cid: string) => (await api.call('GET', `/api/issues/${cid}`)).body.issue))
     t.same(children.map((c: any) => [c.title, c.priority, c.parentId, c.status]), [['Write tests', 'high', issue.id, 'todo'], ['Write docs', 'medium', issue.id, 'todo']])
     t.equal(children[1].description, 'The README')
-    const wakes = await api.instance.storage.wakeups.listQueued(s.agentId)
-    t.equal(wakes.length, 1, 'one queued wakeup')
-    t.match(wakes[0], { agentId: s.agentId, issueId: issue.id, squadId: s.squadId, reason: 'interaction_accepted', status: 'queued' })
+    const wakes = await interactionRuns()
+    t.equal(wakes.length, 1, 'one heartbeat run for the answer')
+    t.match(wakes[0], { agentId: s.agentId, issueId: issue.id, squadId: s.squadId, reason: 'interaction' })
 
     const rejected = (await create({ kind: 'suggest_tasks', payload: { tasks } })).body.interaction
     const none = await answer(rejected.id, 'reject', {})
     t.same(none.body.createdIssueIds, [], 'rejecting suggestions creates nothing')
-    t.equal((await api.instance.storage.wakeups.listQueued(s.agentId)).length, 1, 'no continuation without wake_assignee')
+    t.equal((await interactionRuns()).length, 1, 'no continuation without wake_assignee')
 
     const list = await api.call('GET', `/api/issues/${issue.id}/interactions`, undefined, bob.token)
     t.same(list.body.interactions.map((x: any) => x.status), ['accepted', 'rejected', 'responded', 'rejected', 'accepted', 'rejected'], 'oldest first')

@@ -21,6 +21,7 @@ import { PgSkillRepository } from './repositories/skills.js'
 import { PgTowerStateRepository } from './repositories/tower-state.js'
 import { PgRoutineRepository } from './repositories/routines.js'
 import { PgSecretRepository } from './repositories/secrets.js'
+import { PgHeartbeatRunRepository } from './repositories/heartbeat-runs.js'
 
 export type Db = Kysely<Database>
 
@@ -49,6 +50,7 @@ export function createSession(db: () => Db): StorageSession {
     towerState: new PgTowerStateRepository(db),
     routines: new PgRoutineRepository(db),
     secrets: new PgSecretRepository(db),
+    heartbeatRuns: new PgHeartbeatRunRepository(db),
   }
 }
 
@@ -111,6 +113,7 @@ export class KyselyStorage implements Storage {
   get dashboard() { return this.session.dashboard }
   get routines() { return this.session.routines }
   get secrets() { return this.session.secrets }
+  get heartbeatRuns() { return this.session.heartbeatRuns }
 
   async migrate(): Promise<void> {
     const migrator = new Migrator({ db: this.db, provider: migrationProvider, migrationTableName: 'slaw_migration', migrationLockTableName: 'slaw_migration_lock' })

@@ -42,6 +42,8 @@ export interface AgentsTable {
   budgetMonthlyCents: number | null
   budgetMonthlyTokens: number | null
   pauseReason: string | null
+  adapterConfig: ColumnType<Record<string, unknown>, RawBuilder<unknown> | undefined, RawBuilder<unknown>>
+  webhookSecret: string | null
   createdAt: CreatedAt
   updatedAt: Timestamp
 }
@@ -183,6 +185,8 @@ export interface JobsTable {
   payload: Json<Record<string, unknown>>
   status: Generated<string>
   attempts: Generated<number>
+  maxAttempts: Generated<number>
+  dedupeKey: string | null
   runAt: Timestamp
   lockedBy: string | null
   lockedUntil: Date | null
@@ -202,7 +206,45 @@ export interface AgentWakeupsTable {
   createdAt: CreatedAt
 }
 
+export interface HeartbeatRunsTable {
+  id: string
+  squadId: string
+  agentId: string
+  issueId: string | null
+  reason: string
+  status: Generated<string>
+  liveness: string | null
+  approvalId: string | null
+  commentId: string | null
+  routineRunId: string | null
+  coalescedCount: Generated<number>
+  continuationDepth: Generated<number>
+  nodeId: string | null
+  startedAt: Date | null
+  finishedAt: Date | null
+  deadlineAt: Date | null
+  exitCode: number | null
+  httpStatus: number | null
+  error: string | null
+  summary: string | null
+  inputTokens: ColumnType<string | number, number | undefined, number | RawBuilder<unknown>>
+  outputTokens: ColumnType<string | number, number | undefined, number | RawBuilder<unknown>>
+  costCents: ColumnType<string | number, number | undefined, number | RawBuilder<unknown>>
+  outputTail: string | null
+  createdAt: CreatedAt
+  updatedAt: Timestamp
+}
+
+export interface HeartbeatRunDaysTable {
+  squadId: string
+  day: string
+  status: string
+  runs: number
+}
+
 export interface Database extends GovernanceTables, SkillTables, TowerTables, RoutineTables, SecretTables {
+  heartbeatRuns: HeartbeatRunsTable
+  heartbeatRunDays: HeartbeatRunDaysTable
   squads: SquadsTable
   agents: AgentsTable
   apiKeys: ApiKeysTable

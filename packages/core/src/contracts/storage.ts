@@ -1,7 +1,9 @@
 import type {
   ActivityEntry, Agent, AgentWakeup, ApiKeyRecord, Comment, Interaction, InteractionStatus, Issue,
   IssueDocument, IssuePriority, IssueRef, IssueStatus, IssueSummary, Job, OutboxEntry, Squad,
+  HeartbeatRun, HeartbeatRunLiveness, HeartbeatRunStatus,
 } from '../records.js'
+import type { EnvBinding } from '../services/bindings.js'
 import type { ApprovalRepository, BudgetRepository, CostRepository, DashboardRepository, GoalRepository, ProjectRepository, WorkspaceRepository } from './governance.js'
 export type * from './governance.js'
 import type { SkillRepository } from './skills.js'
@@ -73,6 +75,12 @@ export interface StorageSession {
   readonly towerState: TowerStateRepository
   readonly routines: RoutineRepository
   readonly secrets: SecretRepository
+  readonly heartbeatRuns: HeartbeatRunRepository
+  /**
+   * The env bindings of the routine whose run created an issue, for the wake environment. Provided
+   * by the storage that stores routines; absent means no routine env joins a wake.
+   */
+  readonly routineEnv?: RoutineEnvRepository
 }
 
 /** Thrown by any write that breaks a unique constraint; `constraint` is one of `UniqueConstraint`. */
@@ -142,6 +150,7 @@ export interface NewAgent {
   reportsToAgentId: string | null
   prompt: string | null
   desiredSkills: string[]
+  adapterConfig?: Record<string, unknown>
 }
 export interface AgentPatch {
   name?: string
@@ -154,6 +163,7 @@ export interface AgentPatch {
   runtimeState?: Record<string, unknown>
   reportsToAgentId?: string | null
   budgetMonthlyCents?: number | null
+  adapterConfig?: Record<string, unknown>
 }
 export interface AgentRepository {
   insert(agent: NewAgent): Promise<Agent>
@@ -165,6 +175,11 @@ export interface AgentRepository {
   delete(id: string): Promise<boolean>
   /** The managers above the agent, nearest first. */
   chainOfCommand(id: string): Promise<Array<Pick<Agent, 'id' | 'name' | 'role'>>>
+  /** The agent's webhook signing secret as stored (a MasterKey envelope), or null. */
+  webhookSecret(id: string): Promise<string | null>
+  setWebhookSecret(id: string, envelope: string | null): Promise<void>
+  /** Agents of the squad whose name matches one of `names` case-insensitively (comment mentions). */
+  findByNames(squadId: string, names: string[]): Promise<Agent[]>
 }
 
 export interface NewApiKey {
@@ -257,6 +272,8 @@ export interface IssueRepository {
   existingIds(squadId: string, ids: string[]): Promise<string[]>
   /** Recomputes the search document from title, identifier, description and every comment. */
   refreshSearch(issueId: string): Promise<void>
+  /** How many children of the issue are neither done nor cancelled. */
+  openChildren(parentId: string): Promise<number>
 }
 
 export interface NewComment {
@@ -344,6 +361,13 @@ export interface NewJob {
   squadId: string | null
   payload: Record<string, unknown>
   runAt?: Date
+  /**
+   * While a job of the same kind with this key is queued or running, enqueue adds nothing and
+   * returns that job.
+   */
+  dedupeKey?: string | null
+  /** Attempts before a failing job stays failed (default 5). */
+  maxAttempts?: number
 }
 export interface JobRepository {
   enqueue(job: NewJob): Promise<Job>
@@ -351,10 +375,20 @@ export interface JobRepository {
   /**
    * Claims up to `limit` due jobs of the given kinds for `workerId` for `leaseMs`. A job is handed to
    * one worker only, across every node; a lease that runs out makes the job claimable again.
+   * `at` is the clock to decide "due" and "expired" by (default: the database's).
    */
-  claim(kinds: string[], workerId: string, leaseMs: number, limit: number): Promise<Job[]>
+  claim(kinds: string[], workerId: string, leaseMs: number, limit: number, at?: Date): Promise<Job[]>
+  /** Extends a lease the worker still holds; false when it lost the job. */
+  renew(id: string, workerId: string, leaseMs: number, at?: Date): Promise<boolean>
   complete(id: string, workerId: string, result: Record<string, unknown> | null): Promise<boolean>
-  fail(id: string, workerId: string, error: string): Promise<boolean>
+  /** With `retryAt`, the job is queued again for then (the attempt counts); without, it is failed. */
+  fail(id: string, workerId: string, error: string, retryAt?: Date | null): Promise<boolean>
+  /** Puts a claimed job back for `runAt` without counting the attempt (e.g. over a concurrency cap). */
+  defer(id: string, workerId: string, runAt: Date): Promise<boolean>
+  /** Makes queued jobs of `kind` due at `at` when they wait for later (a slot freed up). */
+  promote(kind: string, at: Date): Promise<number>
+  /** Deletes up to `limit` completed or failed jobs finished before `before`. */
+  purgeFinished(before: Date, limit: number): Promise<number>
 }
 
 export interface NewWakeup {
@@ -370,3 +404,78 @@ export interface WakeupRepository {
 }
 
 // Goal and project repositories live in governance.ts with the rest of governance and money.
+
+export interface NewHeartbeatRun {
+  id: string
+  squadId: string
+  agentId: string
+  issueId: string | null
+  reason: string
+  approvalId: string | null
+  commentId: string | null
+  routineRunId: string | null
+  continuationDepth: number
+}
+export interface HeartbeatRunFilter {
+  squadId: string
+  agentId?: string
+  statuses?: HeartbeatRunStatus[]
+  /** Cursor: runs older than this run id. */
+  beforeId?: string
+  limit: number
+}
+export interface RunSlotCaps {
+  perAgent: number
+  perSquad: number | null
+  perInstance: number | null
+}
+export interface RunStart {
+  nodeId: string
+  startedAt: Date
+  deadlineAt: Date
+}
+export interface RunFinish {
+  status: Exclude<HeartbeatRunStatus, 'queued' | 'running'>
+  finishedAt: Date
+  liveness?: HeartbeatRunLiveness | null
+  exitCode?: number | null
+  httpStatus?: number | null
+  error?: string | null
+  outputTail?: string | null
+  summary?: string | null
+}
+export interface HeartbeatRunRepository {
+  /**
+   * Queues a run unless one is already queued for the agent and issue; then that run absorbs the
+   * wake (coalescedCount + 1, the newest comment/approval id) and `created` is false.
+   */
+  queue(run: NewHeartbeatRun): Promise<{ run: HeartbeatRun; created: boolean }>
+  get(id: string): Promise<HeartbeatRun | undefined>
+  /** Newest first. */
+  list(filter: HeartbeatRunFilter): Promise<HeartbeatRun[]>
+  /** Runs woken for the issue or that wrote to it (activity carrying their id), newest first. */
+  listForIssue(issueId: string, limit: number): Promise<HeartbeatRun[]>
+  /** Issues the run changed: every activity entry on an issue carrying the run id. */
+  touchedIssues(runId: string): Promise<IssueSummary[]>
+  /**
+   * queued → running, only while the caps hold across every node (serialised in the database).
+   * Call inside a transaction.
+   */
+  start(id: string, start: RunStart, caps: RunSlotCaps): Promise<'started' | 'over_cap' | 'not_queued'>
+  /** Ends the run when its status is one of `from`; undefined when it was not. */
+  finish(id: string, from: HeartbeatRunStatus[], end: RunFinish): Promise<HeartbeatRun | undefined>
+  /** Liveness and summary reported by the agent while it runs. */
+  report(id: string, patch: { liveness?: HeartbeatRunLiveness; summary?: string }): Promise<HeartbeatRun | undefined>
+  addUsage(id: string, usage: { inputTokens: number; outputTokens: number; costCents: number }): Promise<void>
+  /** Running runs whose deadline passed. */
+  overdue(at: Date, limit: number): Promise<HeartbeatRun[]>
+  /** The agent's running runs and its latest finished one. */
+  agentState(agentId: string): Promise<{ running: HeartbeatRun[]; last: HeartbeatRun | null; queued: number }>
+  /** Retention: drops output of runs finished before `outputBefore`, deletes runs finished before `runsBefore`. */
+  purge(runsBefore: Date, outputBefore: Date, limit: number): Promise<{ runs: number; outputs: number }>
+}
+
+export interface RoutineEnvRepository {
+  /** The routine's env bindings for a routine run, or null when the run or its env is absent. */
+  envForRun(routineRunId: string): Promise<Record<string, EnvBinding> | null>
+}

@@ -30,6 +30,7 @@ import { routineRoutes } from '../routes/routines.js'
 import { routineTriggerRoutes } from '../routes/routine-triggers.js'
 import { secretRoutes } from '../routes/secrets.js'
 import { secretProviderRoutes } from '../routes/secret-providers.js'
+import { runRoutes } from '../routes/runs.js'
 import './types.js'
 
 export interface BuildAppOptions {
@@ -49,6 +50,7 @@ export interface BuildAppOptions {
 export const routePlugins = [
   squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, exportRoutes, towerRoutes, skillRoutes,
   approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes, routineRoutes, routineTriggerRoutes, secretRoutes, secretProviderRoutes,
+  runRoutes,
 ]
 
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {

@@ -3,12 +3,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
 import {
   AgentListItem, AgentMe, AgentPeerSchema, AgentSchema, CreateAgentBody, CreateKeyBody, InstructionsPathBody, KeySchema, PermissionsBody,
-  RuntimeState, UpdateAgentBody, presentAgent, presentAgentPeer, presentKey,
+  UpdateAgentBody, presentAgent, presentAgentPeer, presentKey,
 } from '../schemas/agents.js'
 import { InboxItem, InboxQuery } from '../schemas/issues.js'
 import type { IssueStatus } from '../records.js'
+import { isPrivileged } from '../services/actor.js'
 
 const AgentBody = Type.Object({ agent: AgentSchema })
+const CreatedAgentBody = Type.Object({ agent: AgentSchema, webhookSecret: Type.Optional(Type.String()) })
 
 export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { agents, issues } = app.slaw.services
@@ -23,25 +25,31 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     items: await issues.inbox(req.actor, req.query.status?.split(',') as IssueStatus[] | undefined, req.query.limit),
   }))
 
-  // Another agent of the squad sees the spec's fields only; the agent itself and the Operator see all.
+  // Another agent of the squad sees the spec's fields only; the agent itself and the Operator see all
+  // (the Operator also its adapterConfig).
   const AgentOrPeerBody = Type.Object({ agent: Type.Union([AgentSchema, AgentPeerSchema]) })
   app.get('/api/agents/:id', { schema: { tags, params: IdParams, response: { 200: AgentOrPeerBody, ...errors } } }, async (req) => {
     const agent = await agents.get(req.actor, req.params.id)
     const peer = req.actor.type === 'agent' && req.actor.agentId !== agent.id
-    return { agent: peer ? presentAgentPeer(agent) : presentAgent(agent) }
+    return { agent: peer ? presentAgentPeer(agent) : presentAgent(agent, isPrivileged(req.actor)) }
   })
 
   app.get('/api/squads/:squadId/agents', { schema: { tags, params: SquadParams, response: { 200: Type.Object({ agents: Type.Array(AgentListItem) }), ...errors } } }, async (req) => ({
     agents: await agents.list(req.actor, req.params.squadId),
   }))
 
-  app.post('/api/squads/:squadId/agents', { schema: { tags, params: SquadParams, body: CreateAgentBody, response: { 201: AgentBody, ...errors } } }, async (req, reply) => {
+  app.post('/api/squads/:squadId/agents', { schema: { tags, params: SquadParams, body: CreateAgentBody, response: { 201: CreatedAgentBody, ...errors } } }, async (req, reply) => {
     const agent = await agents.create(req.actor, req.params.squadId, req.body)
-    return reply.status(201).send({ agent: presentAgent(agent) })
+    // The webhook signing secret of an http agent is shown here once.
+    return reply.status(201).send({ agent: presentAgent(agent, true), ...(agent.webhookSecret ? { webhookSecret: agent.webhookSecret } : {}) })
   })
 
+  app.post('/api/agents/:id/webhook-secret/rotate', { schema: { tags, params: IdParams, response: { 200: Type.Object({ webhookSecret: Type.String() }), ...errors } } }, async (req) => ({
+    webhookSecret: await agents.rotateWebhookSecret(req.actor, req.params.id),
+  }))
+
   app.patch('/api/agents/:id', { schema: { tags, params: IdParams, body: UpdateAgentBody, response: { 200: AgentBody, ...errors } } }, async (req) => ({
-    agent: presentAgent(await agents.update(req.actor, req.params.id, req.body)),
+    agent: presentAgent(await agents.update(req.actor, req.params.id, req.body), true),
   }))
 
   app.patch('/api/agents/:id/permissions', { schema: { tags, params: IdParams, body: PermissionsBody, response: { 200: AgentBody, ...errors } } }, async (req) => ({
@@ -75,16 +83,6 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/api/agents/:id/keys/:keyId', { schema: { tags, params: Type.Object({ id: Type.String({ maxLength: 200 }), keyId: Type.String({ maxLength: 200 }) }), response: { 200: Ok, ...errors } } }, async (req) => {
     await agents.revokeKey(req.actor, req.params.id, req.params.keyId)
-    return { ok: true as const }
-  })
-
-  app.get('/api/agents/:id/runtime-state', { schema: { tags, params: IdParams, response: { 200: Type.Object({ runtimeState: RuntimeState }), ...errors } } }, async (req) => {
-    const s = await agents.runtimeState(req.actor, req.params.id)
-    return { runtimeState: { ...s, updatedAt: s.updatedAt.toISOString() } }
-  })
-
-  app.post('/api/agents/:id/runtime-state/reset-session', { schema: { tags, params: IdParams, response: { 200: Ok, ...errors } } }, async (req) => {
-    await agents.resetSession(req.actor, req.params.id)
     return { ok: true as const }
   })
 }

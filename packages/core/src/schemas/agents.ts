@@ -20,6 +20,8 @@ export const AgentSchema = Type.Object(
     instructionsPath: Nullable(Type.String()),
     budgetMonthlyCents: Nullable(Type.Integer()),
     pauseReason: Nullable(Type.String()),
+    /** Operator only: never shown to an agent key. */
+    adapterConfig: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -49,6 +51,9 @@ export const AgentMe = Type.Object({
   chainOfCommand: Type.Array(ChainLink),
 })
 
+/** The adapter's settings (DECISIONS section 4); checked by the service and the adapter's validateConfig. */
+export const AdapterConfig = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 100 })
+
 export const CreateAgentBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -58,6 +63,7 @@ export const CreateAgentBody = Type.Object(
     reportsToAgentId: Type.Optional(Nullable(Uuid)),
     prompt: Type.Optional(Nullable(Type.String({ maxLength: 100_000 }))),
     desiredSkills: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 })),
+    adapterConfig: Type.Optional(AdapterConfig),
   },
   { additionalProperties: false },
 )
@@ -68,6 +74,8 @@ export const UpdateAgentBody = Type.Object(
     title: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
     prompt: Type.Optional(Nullable(Type.String({ maxLength: 100_000 }))),
     status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('paused')])),
+    adapterConfig: Type.Optional(AdapterConfig),
+    replaceAdapterConfig: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 )
@@ -75,21 +83,14 @@ export const UpdateAgentBody = Type.Object(
 export const PermissionsBody = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 100 })
 export const InstructionsPathBody = Type.Object({ instructionsPath: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false })
 
-export const RuntimeState = Type.Object({
-  agentId: Uuid,
-  status: AgentStatus,
-  pauseReason: Nullable(Type.String()),
-  state: Type.Record(Type.String(), Type.Unknown()),
-  updatedAt: Timestamp,
-})
-
 export const KeySchema = Type.Object({ id: Uuid, name: Type.String(), createdAt: Timestamp, expiresAt: Nullable(Timestamp) }, { $id: 'ApiKey', title: 'ApiKey' })
 export const CreateKeyBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 200 }), expiresAt: Type.Optional(Type.String({ format: 'date-time' })) },
   { additionalProperties: false },
 )
 
-export const presentAgent = (a: Agent) => ({
+/** The agent as a response shows it; `adapterConfig` only with `withConfig` (an Operator asking). */
+export const presentAgent = (a: Agent, withConfig = false) => ({
   id: a.id,
   squadId: a.squadId,
   name: a.name,
@@ -104,6 +105,7 @@ export const presentAgent = (a: Agent) => ({
   instructionsPath: a.instructionsPath,
   budgetMonthlyCents: a.budgetMonthlyCents,
   pauseReason: a.pauseReason,
+  ...(withConfig ? { adapterConfig: a.adapterConfig } : {}),
   createdAt: iso(a.createdAt),
   updatedAt: iso(a.updatedAt),
 })

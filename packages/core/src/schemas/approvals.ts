@@ -43,6 +43,7 @@ export const HireBody = Type.Object(
     reportsToAgentId: Type.Optional(Nullable(Uuid)),
     prompt: Type.Optional(Nullable(Type.String({ maxLength: 100_000 }))),
     desiredSkills: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 })),
+    adapterConfig: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 100 })),
   },
   { additionalProperties: false },
 )
@@ -82,7 +83,8 @@ export const presentApproval = (a: Approval) => ({
   type: a.type,
   status: a.status,
   requestedByAgentId: a.requestedByAgentId,
-  payload: a.payload,
+  // A hire's adapter config stays with the Operator (it shows on the hired agent), never in the approval.
+  payload: withoutAdapterConfig(a.payload),
   decisionNote: a.decisionNote,
   decidedBy: a.decidedBy,
   decidedAt: isoOrNull(a.decidedAt),
@@ -102,3 +104,9 @@ export const presentApprovalComment = (c: ApprovalComment) => ({
   authorId: c.authorId,
   createdAt: iso(c.createdAt),
 })
+
+function withoutAdapterConfig(payload: Record<string, unknown>): Record<string, unknown> {
+  if (!('adapterConfig' in payload)) return payload
+  const { adapterConfig: _hidden, ...rest } = payload
+  return rest
+}

@@ -4,6 +4,7 @@ import type { Agent, ApiKeyRecord } from '../records.js'
 import { assertSquadVisible, isPrivileged, requireOperator, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
 import { hashToken, isUuid, newToken, uuidv7 } from './ids.js'
+import { mergeAdapterConfig, validateAdapterConfig } from './adapter-config.js'
 import { outboxUpserts, recordActivity } from './recorder.js'
 import type { SquadService } from './squads.js'
 
@@ -15,6 +16,8 @@ export interface CreateAgentInput {
   reportsToAgentId?: string | null
   prompt?: string | null
   desiredSkills?: string[]
+  /** How the adapter reaches the agent (Operator only; DECISIONS section 4). */
+  adapterConfig?: Record<string, unknown>
 }
 
 export interface UpdateAgentInput {
@@ -22,7 +25,18 @@ export interface UpdateAgentInput {
   title?: string | null
   prompt?: string | null
   status?: 'active' | 'paused'
+  /** Merged into the stored config (top-level keys; null removes one) unless `replaceAdapterConfig`. */
+  adapterConfig?: Record<string, unknown>
+  replaceAdapterConfig?: boolean
 }
+
+/** An agent as created: `webhookSecret` is set once, for an agent of an adapter that signs wakes. */
+export interface CreatedAgent extends Agent {
+  webhookSecret?: string
+}
+
+/** Adapter types whose wakes are signed with a per-agent webhook secret. */
+const signedAdapterTypes = new Set(['http'])
 
 export class AgentService {
   constructor(
@@ -63,7 +77,7 @@ export class AgentService {
     return { agent, chainOfCommand: await this.ctx.storage.agents.chainOfCommand(agent.id) }
   }
 
-  async create(actor: Actor, squadId: string, input: CreateAgentInput): Promise<Agent> {
+  async create(actor: Actor, squadId: string, input: CreateAgentInput): Promise<CreatedAgent> {
     return this.ctx.storage.transaction(async (tx) => {
       await this.squads.visible(tx, actor, squadId)
       requireOperator(actor)
@@ -72,7 +86,7 @@ export class AgentService {
   }
 
   /** Creation inside a caller's transaction (direct create, and an approved hire). */
-  async createIn(tx: StorageSession, actor: Actor, squadId: string, input: CreateAgentInput): Promise<Agent> {
+  async createIn(tx: StorageSession, actor: Actor, squadId: string, input: CreateAgentInput): Promise<CreatedAgent> {
     await this.squads.writable(tx, actor, squadId)
     const name = input.name.trim()
     if (!name) throw invalid('/name', 'name must not be blank')
@@ -81,6 +95,8 @@ export class AgentService {
     if (!this.ctx.adapters.has(input.adapterType)) {
       throw invalid('/adapterType', `adapterType must be one of: ${[...this.ctx.adapters.keys()].join(', ') || '(none registered)'}`)
     }
+    const adapterConfig = input.adapterConfig ?? {}
+    validateAdapterConfig(this.ctx, actor, input.adapterType, adapterConfig)
     if (input.reportsToAgentId) {
       const manager = isUuid(input.reportsToAgentId) ? await tx.agents.get(input.reportsToAgentId) : undefined
       if (!manager || manager.squadId !== squadId) throw invalid('/reportsToAgentId', 'reportsToAgentId must be an agent of this squad')
@@ -97,6 +113,7 @@ export class AgentService {
         reportsToAgentId: input.reportsToAgentId ?? null,
         prompt: input.prompt ?? null,
         desiredSkills: input.desiredSkills ?? [],
+        adapterConfig,
       })
     } catch (err) {
       if (err instanceof UniqueViolation && err.constraint === 'agents_squad_name') throw new SlawError('agent_name_taken')
@@ -111,7 +128,26 @@ export class AgentService {
       details: { name: agent.name, role: agent.role, adapterType: agent.adapterType },
     })
     await tx.outbox.append([outboxUpserts.agent(agent)])
+    if (signedAdapterTypes.has(agent.adapterType)) return { ...agent, webhookSecret: await this.newWebhookSecret(tx, agent.id) }
     return agent
+  }
+
+  /** A fresh webhook signing secret, stored encrypted under the master key; the plain value is shown once. */
+  private async newWebhookSecret(tx: StorageSession, agentId: string): Promise<string> {
+    const secret = newToken('slaw_whsec')
+    await tx.agents.setWebhookSecret(agentId, this.ctx.masterKey.encrypt(secret, `webhook-secret:${agentId}`))
+    return secret
+  }
+
+  /** POST /api/agents/{id}/webhook-secret/rotate (Operator): a new secret, shown once; the old one stops signing at once. */
+  async rotateWebhookSecret(actor: Actor, agentId: string): Promise<string> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const agent = await this.managed(tx, actor, agentId)
+      if (agent.status === 'terminated') throw new SlawError('invalid_state', 'A terminated agent gets no new secret.')
+      const secret = await this.newWebhookSecret(tx, agent.id)
+      await recordActivity(tx, actor, { squadId: agent.squadId, action: 'agent.webhook_secret_rotated', entityType: 'agent', entityId: agent.id, agentId: agent.id, details: {} })
+      return secret
+    })
   }
 
   async update(actor: Actor, agentId: string, input: UpdateAgentInput): Promise<Agent> {
@@ -125,6 +161,11 @@ export class AgentService {
       }
       if (input.title !== undefined) patch.title = input.title
       if (input.prompt !== undefined) patch.prompt = input.prompt
+      if (input.adapterConfig !== undefined || input.replaceAdapterConfig) {
+        const next = mergeAdapterConfig(current.adapterConfig, input.adapterConfig ?? {}, input.replaceAdapterConfig === true)
+        validateAdapterConfig(this.ctx, actor, current.adapterType, next)
+        patch.adapterConfig = next
+      }
       if (input.status !== undefined && input.status !== current.status) {
         await this.assertStatusChange(tx, current, input.status)
         patch.status = input.status
@@ -280,6 +321,7 @@ export function repoRelativePath(input: string): string {
 function changedFields(patch: object): Record<string, unknown> {
   // Prompts can be long and private: record that they changed, not what they say.
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(patch)) out[k] = k === 'prompt' || k === 'runtimeState' || k === 'permissions' ? '(changed)' : v
+  // Adapter config is Operator-only (bindings, URLs, headers): activity records only that it changed.
+  for (const [k, v] of Object.entries(patch)) out[k] = k === 'prompt' || k === 'runtimeState' || k === 'permissions' || k === 'adapterConfig' ? '(changed)' : v
   return out
 }

@@ -8,6 +8,8 @@ import type { ServiceContext } from './context.js'
 import { isUuid, uuidv7 } from './ids.js'
 import { author } from './issues.js'
 import { recordActivity } from './recorder.js'
+import { validateAdapterConfig } from './adapter-config.js'
+import { queueWake } from './wakes.js'
 import type { SquadService } from './squads.js'
 
 /** The payload of a `request_board_approval`. */
@@ -28,6 +30,8 @@ export interface HireRequest {
   reportsToAgentId?: string | null
   prompt?: string | null
   desiredSkills?: string[]
+  /** The hired agent's adapter config; never shown in the approval (Operator-only on the agent). */
+  adapterConfig?: Record<string, unknown>
 }
 
 export interface CreateApprovalInput {
@@ -104,7 +108,7 @@ export class ApprovalService {
     return this.ctx.storage.transaction(async (tx) => {
       await this.squads.writable(tx, actor, squadId)
       const requester = actor.type === 'agent' ? await tx.agents.get(actor.agentId) : undefined
-      const payload = await this.checkHire(tx, squadId, input, requester?.adapterType)
+      const payload = await this.checkHire(tx, actor, squadId, input, requester?.adapterType)
       const approval = await tx.approvals.insert({ id: uuidv7(), squadId, type: 'hire_agent', requestedByAgentId: requester?.id ?? null, payload: { ...payload } })
       await recordActivity(tx, actor, {
         squadId,
@@ -118,7 +122,7 @@ export class ApprovalService {
   }
 
   async approve(actor: Actor, id: string, input: { decisionNote?: string | null }): Promise<Approval> {
-    return this.ctx.storage.transaction(async (tx) => {
+    return this.kickAfter(this.ctx.storage.transaction(async (tx) => {
       const current = await this.pendingOrFail(tx, actor, id, 'approved')
       await this.squads.writable(tx, actor, current.squadId)
       // The conditional update goes first: a concurrent decision waits on the row, then finds it
@@ -133,28 +137,28 @@ export class ApprovalService {
       }
       await this.recordDecision(tx, actor, approval, 'approval.approved', details)
       return approval
-    })
+    }))
   }
 
   async reject(actor: Actor, id: string, input: { decisionNote?: string | null }): Promise<Approval> {
-    return this.ctx.storage.transaction(async (tx) => {
+    return this.kickAfter(this.ctx.storage.transaction(async (tx) => {
       const current = await this.pendingOrFail(tx, actor, id, 'rejected')
       await this.squads.writable(tx, actor, current.squadId)
       const approval = await this.decide(tx, actor, current, 'rejected', input.decisionNote)
       await this.recordDecision(tx, actor, approval, 'approval.rejected')
       return approval
-    })
+    }))
   }
 
   /** Sends a pending approval back to its requester (an Operator decision, like approve and reject). */
   async requestRevision(actor: Actor, id: string, input: { decisionNote?: string | null }): Promise<Approval> {
-    return this.ctx.storage.transaction(async (tx) => {
+    return this.kickAfter(this.ctx.storage.transaction(async (tx) => {
       const current = await this.pendingOrFail(tx, actor, id, 'sent back for revision')
       await this.squads.writable(tx, actor, current.squadId)
       const approval = await this.decide(tx, actor, current, 'revision_requested', input.decisionNote)
       await this.recordDecision(tx, actor, approval, 'approval.revision_requested')
       return approval
-    })
+    }))
   }
 
   async resubmit(actor: Actor, id: string, input: { payload: Record<string, unknown> }): Promise<Approval> {
@@ -169,7 +173,7 @@ export class ApprovalService {
       if (current.type === 'hire_agent') {
         if (!('name' in input.payload) || !('role' in input.payload)) throw invalid('/payload', 'a hire_agent approval is resubmitted with a hire request (name, role, ...)')
         const requester = current.requestedByAgentId ? await tx.agents.get(current.requestedByAgentId) : undefined
-        payload = { ...(await this.checkHire(tx, current.squadId, input.payload as unknown as HireRequest, requester?.adapterType)) }
+        payload = { ...(await this.checkHire(tx, actor, current.squadId, input.payload as unknown as HireRequest, requester?.adapterType)) }
       } else {
         if (!('title' in input.payload) || !('summary' in input.payload)) throw invalid('/payload', 'a request_board_approval is resubmitted with title and summary')
         payload = { ...normaliseBoardPayload(input.payload as unknown as BoardPayload) }
@@ -231,7 +235,21 @@ export class ApprovalService {
     return approval
   }
 
+  /** After a decision commits, the job runner looks for the requester's wake at once. */
+  private async kickAfter(decision: Promise<Approval>): Promise<Approval> {
+    const approval = await decision
+    if (approval.requestedByAgentId) this.ctx.kickJobs()
+    return approval
+  }
+
   private async recordDecision(tx: StorageSession, actor: Actor, approval: Approval, action: string, extra: Record<string, unknown> = {}): Promise<void> {
+    // The requesting agent learns of the decision: a wake with SVC_APPROVAL_ID, in this transaction.
+    if (approval.requestedByAgentId) {
+      const requester = await tx.agents.get(approval.requestedByAgentId)
+      if (requester && requester.status !== 'terminated') {
+        await queueWake(tx, { squadId: approval.squadId, agentId: requester.id, issueId: null, reason: 'approval_decided', approvalId: approval.id })
+      }
+    }
     await recordActivity(tx, actor, {
       squadId: approval.squadId,
       action,
@@ -243,7 +261,7 @@ export class ApprovalService {
   }
 
   /** Validates a hire against the squad as it is now, and fills in the adapter type. */
-  private async checkHire(tx: StorageSession, squadId: string, input: HireRequest, requesterAdapter: string | undefined): Promise<HireRequest> {
+  private async checkHire(tx: StorageSession, actor: Actor, squadId: string, input: HireRequest, requesterAdapter: string | undefined): Promise<HireRequest> {
     const name = input.name.trim()
     if (!name) throw invalid('/name', 'name must not be blank')
     const role = input.role.trim()
@@ -254,6 +272,7 @@ export class ApprovalService {
     if (!adapterType || !this.ctx.adapters.has(adapterType)) {
       throw invalid('/adapterType', `adapterType must be one of: ${[...this.ctx.adapters.keys()].join(', ') || '(none registered)'}`)
     }
+    if (input.adapterConfig) validateAdapterConfig(this.ctx, actor, adapterType, input.adapterConfig)
     const agents = await tx.agents.list(squadId)
     if (agents.some((a) => a.name === name)) throw new SlawError('agent_name_taken')
     if (input.reportsToAgentId && !agents.some((a) => a.id === input.reportsToAgentId)) throw invalid('/reportsToAgentId', 'reportsToAgentId must be an agent of this squad')
@@ -266,6 +285,7 @@ export class ApprovalService {
       ...(input.reportsToAgentId != null ? { reportsToAgentId: input.reportsToAgentId } : {}),
       ...(input.prompt != null ? { prompt: input.prompt } : {}),
       ...(input.desiredSkills ? { desiredSkills: input.desiredSkills } : {}),
+      ...(input.adapterConfig ? { adapterConfig: input.adapterConfig } : {}),
     }
   }
 }
@@ -292,5 +312,6 @@ function toCreateAgent(h: HireRequest): CreateAgentInput {
     ...(h.reportsToAgentId != null ? { reportsToAgentId: h.reportsToAgentId } : {}),
     ...(h.prompt != null ? { prompt: h.prompt } : {}),
     ...(h.desiredSkills ? { desiredSkills: h.desiredSkills } : {}),
+    ...(h.adapterConfig ? { adapterConfig: h.adapterConfig } : {}),
   }
 }

@@ -4,6 +4,7 @@ import { UniqueViolation } from '../contracts/storage.js'
 import { requireOperator, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
 import { hashToken, isUuid, newToken, uuidv7 } from './ids.js'
+import { RunTokens } from './run-tokens.js'
 
 /** RFC 7235: the scheme is case-insensitive; the token is a b64token of 16 to 512 characters. */
 const bearer = /^Bearer +([A-Za-z0-9._~+/=-]{16,512})$/i
@@ -17,12 +18,16 @@ const cacheTtlMs = 2_000
  */
 export class AuthService {
   private readonly cache = new Map<string, { actor: Actor; expiresAt: number; keyExpiresAt: number | null }>()
+  private readonly runTokens: RunTokens
 
-  constructor(private readonly ctx: ServiceContext) {}
+  constructor(private readonly ctx: ServiceContext) {
+    this.runTokens = new RunTokens(ctx.masterKey)
+  }
 
   async authenticate(authorization: string | undefined, runId: string | undefined): Promise<Actor> {
     const match = authorization ? bearer.exec(authorization) : null
     if (!match) throw new SlawError('unauthorized', 'Send Authorization: Bearer <API key>.')
+    if (RunTokens.looksLikeJwt(match[1]!)) return this.authenticateRun(match[1]!, runId)
     const hash = hashToken(match[1]!)
     const now = this.ctx.now().getTime()
     const cached = this.cache.get(hash)
@@ -38,6 +43,23 @@ export class AuthService {
     // Checked after the key: an unauthenticated caller gets 401 whatever else it sent.
     if (runId !== undefined && !isUuid(runId)) throw invalid('/headers/x-svc-run-id', 'X-Svc-Run-Id must be a UUID')
     return actor.type === 'agent' ? { ...actor, runId: runId ?? null } : actor
+  }
+
+  /**
+   * A run JWT: valid signature and expiry, and its run still `running` (read on every request, never
+   * cached, so a token stops working the moment its run ends on any node). The run id of the token
+   * is the actor's run id; an X-Svc-Run-Id naming another run is refused.
+   */
+  private async authenticateRun(token: string, runId: string | undefined): Promise<Actor> {
+    const rejected = new SlawError('unauthorized', 'The run token is invalid, expired, or its run has ended.')
+    const claims = await this.runTokens.verify(token, this.ctx.now())
+    if (!claims) throw rejected
+    const run = await this.ctx.storage.heartbeatRuns.get(claims.runId)
+    if (!run || run.status !== 'running' || run.agentId !== claims.agentId || run.squadId !== claims.squadId) throw rejected
+    const agent = await this.ctx.storage.agents.get(claims.agentId)
+    if (!agent || agent.status === 'terminated') throw rejected
+    if (runId !== undefined && runId.toLowerCase() !== claims.runId) throw invalid('/headers/x-svc-run-id', 'X-Svc-Run-Id must name the run of the run token')
+    return { type: 'agent', agentId: agent.id, squadId: agent.squadId, keyId: `run:${run.id}`, runId: run.id }
   }
 
   private async resolve(hash: string): Promise<{ actor: Actor; keyExpiresAt: number | null }> {

@@ -20,6 +20,8 @@ import { SecretProviderConfigService, SecretProviderRegistry, defaultProviderTim
 import { SecretService } from './secrets.js'
 import { SquadService } from './squads.js'
 import { TowerService } from './tower.js'
+import { RunEngine, type RunOptions } from './run-engine.js'
+import { RunService } from './runs.js'
 
 /** The domain services of one instance; each can be called without HTTP. */
 export interface Services {
@@ -42,6 +44,7 @@ export interface Services {
   routines: RoutineService
   secrets: SecretService
   secretProviders: SecretProviderConfigService
+  runs: RunService
 }
 
 export interface CreateServicesOptions {
@@ -49,6 +52,9 @@ export interface CreateServicesOptions {
   secretProviders?: readonly SecretProvider[]
   /** Deadline of one provider call (resolve, store, health, list). Default 10 s. */
   secretProviderTimeoutMs?: number
+  runs?: RunOptions
+  /** This node's job-runner identity and how often a running run checks for a cancel from another node. */
+  node?: { nodeId: string; watchMs: number }
 }
 
 export function createServices(ctx: ServiceContext, options: CreateServicesOptions = {}): Services {
@@ -64,6 +70,8 @@ export function createServices(ctx: ServiceContext, options: CreateServicesOptio
   const providerTimeoutMs = options.secretProviderTimeoutMs ?? defaultProviderTimeoutMs
   const secretRegistry = new SecretProviderRegistry(localEncryptedProvider(() => ctx.masterKey), options.secretProviders)
   const secretProviders = new SecretProviderConfigService(ctx, squads, secretRegistry, providerTimeoutMs)
+  const costs = new CostService(ctx, squads, issues, budgets)
+  const engine = new RunEngine(ctx, issues, costs, options.runs ?? {}, options.node ?? { nodeId: 'node-local', watchMs: 20_000 })
   return {
     auth: new AuthService(ctx),
     squads,
@@ -77,12 +85,13 @@ export function createServices(ctx: ServiceContext, options: CreateServicesOptio
     approvals: new ApprovalService(ctx, squads, agents),
     goals: new GoalService(ctx, squads),
     projects: new ProjectService(ctx, squads, budgets),
-    costs: new CostService(ctx, squads, issues, budgets),
+    costs,
     budgets,
     dashboard: new DashboardService(ctx, squads),
     skills,
     routines: new RoutineService(ctx, squads, issues),
     secrets: new SecretService(ctx, squads, secretProviders, providerTimeoutMs),
     secretProviders,
+    runs: new RunService(ctx, squads, agents, issues, engine),
   }
 }

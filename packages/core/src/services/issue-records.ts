@@ -6,6 +6,8 @@ import type { ServiceContext } from './context.js'
 import { isUuid, uuidv7 } from './ids.js'
 import { author, type IssueService } from './issues.js'
 import { outboxUpserts, recordActivity } from './recorder.js'
+import { wakeOnMentions } from './wake-causes.js'
+import { queueWake } from './wakes.js'
 
 const documentKeyPattern = /^[a-z0-9][a-z0-9._-]{0,63}$/
 
@@ -42,7 +44,8 @@ export class IssueRecordService {
    */
   async addComment(actor: Actor, issueId: string, input: { body: string; reopen?: boolean }): Promise<Comment> {
     if (!input.body.trim()) throw invalid('/body', 'body must not be blank')
-    return this.ctx.storage.transaction(async (tx) => {
+    let wakes = 0
+    const added = await this.ctx.storage.transaction(async (tx) => {
       // The squad row is share-locked: an archive racing this comment waits for it, or it sees archived.
       const { issue, squad } = await this.issues.writable(tx, actor, issueId, { anyAgentOfSquad: true, lockSquad: 'share' })
       const comment = await tx.comments.insert({ id: uuidv7(), issueId: issue.id, squadId: squad.id, body: input.body, ...author(actor) })
@@ -58,8 +61,11 @@ export class IssueRecordService {
         entityId: issue.id,
         details: { identifier: issue.identifier, commentId: comment.id, ...(reopened ? { reopenedFrom: issue.status } : {}) },
       })
+      wakes += await wakeOnMentions(tx, actor, issue, comment.id, input.body)
       return comment
     })
+    if (wakes) this.ctx.kickJobs()
+    return added
   }
 
   // Documents ------------------------------------------------------------------------------------
@@ -172,7 +178,7 @@ export class IssueRecordService {
     action: 'accept' | 'reject' | 'respond',
     input: { note?: string; response?: Record<string, unknown> },
   ): Promise<{ interaction: Interaction; createdIssueIds: string[] }> {
-    return this.ctx.storage.transaction(async (tx) => {
+    const result = await this.ctx.storage.transaction(async (tx) => {
       const { issue, squad } = await this.issues.writable(tx, actor, issueId, { anyAgentOfSquad: true })
       const current = isUuid(interactionId) ? await tx.interactions.get(issue.id, interactionId) : undefined
       if (!current) throw notFound('Interaction')
@@ -193,14 +199,18 @@ export class IssueRecordService {
         entityId: issue.id,
         details: { identifier: issue.identifier, interactionId: current.id, kind: current.kind, createdIssues: createdIssueIds.length },
       })
+      let woke = false
       if (current.continuationPolicy === 'wake_assignee' && issue.assigneeAgentId) {
         const assignee = await tx.agents.get(issue.assigneeAgentId)
         if (assignee?.status === 'active') {
-          await tx.wakeups.enqueue({ id: uuidv7(), squadId: squad.id, agentId: assignee.id, issueId: issue.id, reason: `interaction_${status}` })
+          await queueWake(tx, { squadId: squad.id, agentId: assignee.id, issueId: issue.id, reason: 'interaction' })
+          woke = true
         }
       }
-      return { interaction, createdIssueIds }
+      return { interaction, createdIssueIds, woke }
     })
+    if (result.woke) this.ctx.kickJobs()
+    return { interaction: result.interaction, createdIssueIds: result.createdIssueIds }
   }
 
   private async createSuggestedTasks(actor: Actor, interaction: Interaction, squadId: string): Promise<string[]> {

@@ -6,6 +6,7 @@ import type { ServiceContext } from './context.js'
 import { isUuid, uuidv7 } from './ids.js'
 import { outboxUpserts, recordActivity } from './recorder.js'
 import type { SquadService } from './squads.js'
+import { wakeOnAssignment, wakeOnChildrenDone, wakeOnMentions } from './wake-causes.js'
 
 /** Statuses a checkout accepts when the caller gives no `expectedStatuses` (the spec's state table). */
 export const defaultCheckoutStatuses: IssueStatus[] = ['todo', 'backlog', 'blocked', 'in_review']
@@ -72,6 +73,16 @@ export class IssueService {
 
   addCheckoutGuard(guard: CheckoutGuard): void {
     this.guards.push(guard)
+  }
+
+  /**
+   * Runs every checkout guard (project pause, budgets, tower limit) for work the agent is about to
+   * do: the run engine's gates before a run starts. A run without an issue has no project.
+   */
+  async checkGuards(tx: StorageSession, input: { issue: Issue | null; agent: Agent; squad: Squad }): Promise<void> {
+    // Guards read only the issue's project; an issue-less run is checked as work outside any project.
+    const issue = input.issue ?? ({ projectId: null } as Issue)
+    for (const guard of this.guards) await guard(tx, { issue, agent: input.agent, squad: input.squad })
   }
 
   /** Loads an issue the actor may see (by UUID, or by identifier when allowed), or 404. */
@@ -142,7 +153,8 @@ export class IssueService {
   }
 
   async create(actor: Actor, squadId: string, input: CreateIssueInput): Promise<IssueDetail> {
-    return this.ctx.storage.transaction(async (tx) => {
+    let wakes = 0
+    const created = await this.ctx.storage.transaction(async (tx) => {
       // FOR UPDATE, not FOR SHARE: numbering updates this row below, and two creators holding a
       // share lock would deadlock upgrading it.
       const squad = await this.squads.writable(tx, actor, squadId, 'update')
@@ -183,6 +195,7 @@ export class IssueService {
         details: { identifier: issue.identifier, status: issue.status, priority: issue.priority },
       })
       await tx.outbox.append([outboxUpserts.issue(issue)])
+      wakes += await wakeOnAssignment(tx, actor, issue)
       // A new issue blocks nothing yet: skip the queries detail() would spend on that.
       const [blockedBy, ancestors] = await Promise.all([
         input.blockedByIssueIds?.length ? tx.issues.blockedBy(issue.id) : Promise.resolve([]),
@@ -190,6 +203,8 @@ export class IssueService {
       ])
       return { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks: [], ancestors }
     })
+    if (wakes) this.ctx.kickJobs()
+    return created
   }
 
   /** Validates ids an issue points at: all must live in the same squad. */
@@ -222,7 +237,8 @@ export class IssueService {
   }
 
   async update(actor: Actor, id: string, input: UpdateIssueInput): Promise<IssueDetail> {
-    return this.ctx.storage.transaction(async (tx) => {
+    let wakes = 0
+    const updated = await this.ctx.storage.transaction(async (tx) => {
       const { issue: current, squad } = await this.writable(tx, actor, id)
       await this.checkRefs(tx, squad.id, input, current.id)
       const patch: IssuePatch = {}
@@ -268,8 +284,13 @@ export class IssueService {
         },
       })
       await tx.outbox.append([outboxUpserts.issue(issue)])
+      if (patch.assigneeAgentId) wakes += await wakeOnAssignment(tx, actor, issue)
+      if (commentId) wakes += await wakeOnMentions(tx, actor, issue, commentId, input.comment!)
+      if (patch.status) wakes += await wakeOnChildrenDone(tx, issue)
       return this.detail(tx, issue)
     })
+    if (wakes) this.ctx.kickJobs()
+    return updated
   }
 
   async delete(actor: Actor, id: string): Promise<void> {

@@ -16,6 +16,8 @@ export interface ActivityInput {
   details?: Record<string, unknown> | null
   /** Overrides the actor's own agent column (e.g. the agent an Operator acted on). */
   agentId?: string | null
+  /** Overrides the actor's run column (the run engine writing about a run). */
+  runId?: string | null
   /** More outbox rows for the same change, written in the same statement as the entry's own (one round trip). */
   outbox?: NewOutboxEntry[]
 }
@@ -57,7 +59,7 @@ function newEntry(actor: Actor, input: ActivityInput, at?: Date): NewActivity {
     entityType: input.entityType,
     entityId: input.entityId,
     agentId: input.agentId !== undefined ? input.agentId : cols.agentId,
-    runId: cols.runId,
+    runId: input.runId !== undefined ? input.runId : cols.runId,
     details: input.details ? redact(input.details) : null,
   }
 }

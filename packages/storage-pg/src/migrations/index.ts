@@ -3,6 +3,7 @@ import * as foundation from './0001-foundation.js'
 import * as governance from './0002-governance.js'
 import * as tower from './0003-tower.js'
 import * as skills from './0004-skills.js'
+import * as runs from './0005-runs.js'
 import * as secrets from './0006-secrets.js'
 import * as routines from './0007-routines.js'
 import * as commentSearch from './0009-comment-search.js'
@@ -16,6 +17,7 @@ export const migrations: Record<string, Migration> = {
   '0002-governance': governance,
   '0003-tower': tower,
   '0004-skills': skills,
+  '0005-runs': runs,
   '0006-secrets': secrets,
   '0007-routines': routines,
   '0009-comment-search': commentSearch,

@@ -19,6 +19,7 @@ export const toAgent = (r: Row<'agents'>): Agent => ({
   runtimeState: r.runtimeState,
   budgetMonthlyCents: r.budgetMonthlyCents,
   pauseReason: r.pauseReason,
+  adapterConfig: r.adapterConfig ?? {},
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
 })
@@ -42,6 +43,7 @@ export class PgAgentRepository implements AgentRepository {
           desiredSkills: json(a.desiredSkills),
           permissions: json({}),
           runtimeState: json({}),
+          adapterConfig: json(a.adapterConfig ?? {}),
         })
         .returningAll()
         .executeTakeFirstOrThrow(),
@@ -59,7 +61,7 @@ export class PgAgentRepository implements AgentRepository {
   }
 
   async update(id: string, patch: AgentPatch): Promise<Agent | undefined> {
-    const { permissions, runtimeState, ...plain } = patch
+    const { permissions, runtimeState, adapterConfig, ...plain } = patch
     const row = await guardUnique(
       this.db()
         .updateTable('agents')
@@ -67,6 +69,7 @@ export class PgAgentRepository implements AgentRepository {
           ...plain,
           ...(permissions !== undefined ? { permissions: json(permissions) } : {}),
           ...(runtimeState !== undefined ? { runtimeState: json(runtimeState) } : {}),
+          ...(adapterConfig !== undefined ? { adapterConfig: json(adapterConfig) } : {}),
           updatedAt: now(),
         })
         .where('id', '=', id)
@@ -105,5 +108,21 @@ export class PgAgentRepository implements AgentRepository {
       )
       select id, name, role from chain order by depth`.execute(this.db())
     return rows
+  }
+
+  async webhookSecret(id: string): Promise<string | null> {
+    const row = await this.db().selectFrom('agents').select('webhookSecret').where('id', '=', id).executeTakeFirst()
+    return row?.webhookSecret ?? null
+  }
+
+  async setWebhookSecret(id: string, envelope: string | null): Promise<void> {
+    await this.db().updateTable('agents').set({ webhookSecret: envelope }).where('id', '=', id).execute()
+  }
+
+  async findByNames(squadId: string, names: string[]): Promise<Agent[]> {
+    if (!names.length) return []
+    const lowered = [...new Set(names.map((n) => n.toLowerCase()))]
+    const rows = await this.db().selectFrom('agents').selectAll().where('squadId', '=', squadId).where(sql<string>`lower(name)`, 'in', lowered).execute()
+    return rows.map(toAgent)
   }
 }

@@ -47,8 +47,12 @@ export class PgDashboardRepository implements DashboardRepository {
     }
   }
 
-  async runsPerDay(_squadId: string, _since: Date): Promise<Array<{ date: string; status: string; count: number }> | null> {
-    // Heartbeat runs are not stored yet; they arrive with the heartbeat feature.
-    return null
+  async runsPerDay(squadId: string, since: Date): Promise<Array<{ date: string; status: string; count: number }> | null> {
+    // The day rollup the run repository keeps: one primary-key range.
+    const { rows } = await sql<{ date: string; status: string; count: string | number }>`
+      select to_char(day, 'YYYY-MM-DD') as date, status, runs as count
+        from heartbeat_run_days
+       where squad_id = ${squadId} and day >= (${since}::timestamptz at time zone 'UTC')::date and runs > 0`.execute(this.db())
+    return rows.map((r) => ({ date: r.date, status: r.status, count: Number(r.count) }))
   }
 }

@@ -194,4 +194,15 @@ export class PgIssueRepository implements IssueRepository {
         || setweight(to_tsvector('english', coalesce(i.description, '')), 'B')
       where i.id = ${issueId}`.execute(this.db())
   }
+
+  async openChildren(parentId: string): Promise<number> {
+    // Index issues_parent.
+    const row = await this.db()
+      .selectFrom('issues')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('parentId', '=', parentId)
+      .where('status', 'not in', ['done', 'cancelled'])
+      .executeTakeFirst()
+    return Number(row?.n ?? 0)
+  }
 }

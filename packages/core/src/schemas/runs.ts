@@ -1,0 +1,129 @@
+import { Type } from '@sinclair/typebox'
+import type { HeartbeatRun, IssueSummary } from '../records.js'
+import { heartbeatRunStatuses, runLivenessValues } from '../records.js'
+import type { AgentRunState } from '../services/runs.js'
+import { CommaList, Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
+
+const RunStatus = Type.Union(heartbeatRunStatuses.map((s) => Type.Literal(s)))
+const Liveness = Type.Union(runLivenessValues.map((s) => Type.Literal(s)))
+
+export const HeartbeatRunSchema = Type.Object(
+  {
+    id: Uuid,
+    squadId: Uuid,
+    agentId: Uuid,
+    issueId: Nullable(Uuid),
+    reason: Type.String(),
+    status: RunStatus,
+    liveness: Nullable(Liveness),
+    approvalId: Nullable(Uuid),
+    commentId: Nullable(Uuid),
+    coalescedCount: Type.Integer(),
+    continuationDepth: Type.Integer(),
+    startedAt: Nullable(Timestamp),
+    finishedAt: Nullable(Timestamp),
+    exitCode: Nullable(Type.Integer()),
+    httpStatus: Nullable(Type.Integer()),
+    error: Nullable(Type.String()),
+    summary: Nullable(Type.String()),
+    usage: Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer(), costCents: Type.Integer() }),
+    /** Operator only: the tail of the agent's output, kept locally. */
+    outputTail: Type.Optional(Nullable(Type.String())),
+    createdAt: Timestamp,
+  },
+  { title: 'HeartbeatRun' },
+)
+
+export const RunBody = Type.Object({ run: HeartbeatRunSchema })
+export const RunParams = Type.Object({ runId: Type.String({ maxLength: 200 }) })
+
+export const WakeBody = Type.Object(
+  {
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    issueId: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+  },
+  { additionalProperties: false },
+)
+
+export const RunListQuery = Type.Object(
+  {
+    agentId: Type.Optional(Type.String({ maxLength: 200 })),
+    status: Type.Optional(CommaList(heartbeatRunStatuses.join('|'))),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  },
+  { additionalProperties: false },
+)
+
+export const RunReportBody = Type.Object(
+  {
+    liveness: Type.Optional(Liveness),
+    usage: Type.Optional(
+      Type.Object(
+        {
+          provider: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          model: Type.String({ minLength: 1, maxLength: 200 }),
+          inputTokens: Type.Integer({ minimum: 0, maximum: 1_000_000_000 }),
+          outputTokens: Type.Integer({ minimum: 0, maximum: 1_000_000_000 }),
+          cachedInputTokens: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
+          costCents: Type.Integer({ minimum: 0, maximum: 100_000_000 }),
+          billingType: Type.Optional(Type.Union([Type.Literal('metered_api'), Type.Literal('subscription_included'), Type.Literal('subscription_overage')])),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    summary: Type.Optional(Type.String({ maxLength: 10_000 })),
+    final: Type.Optional(Type.Boolean()),
+    error: Type.Optional(Type.String({ minLength: 1, maxLength: 2_000 })),
+  },
+  { additionalProperties: false },
+)
+
+export const TouchedIssue = Type.Object({ id: Uuid, identifier: Type.String(), title: Type.String(), status: Type.String(), priority: Type.String(), assigneeAgentId: Nullable(Uuid) })
+
+export const RuntimeStateSchema = Type.Object({
+  agentId: Uuid,
+  status: Type.String(),
+  pauseReason: Nullable(Type.String()),
+  state: Type.Record(Type.String(), Type.Unknown()),
+  updatedAt: Timestamp,
+  runningRuns: Type.Array(HeartbeatRunSchema),
+  queuedRuns: Type.Integer(),
+  lastRun: Nullable(HeartbeatRunSchema),
+})
+
+export const presentRun = (r: HeartbeatRun, withOutput = false) => ({
+  id: r.id,
+  squadId: r.squadId,
+  agentId: r.agentId,
+  issueId: r.issueId,
+  reason: r.reason,
+  status: r.status,
+  liveness: r.liveness,
+  approvalId: r.approvalId,
+  commentId: r.commentId,
+  coalescedCount: r.coalescedCount,
+  continuationDepth: r.continuationDepth,
+  startedAt: isoOrNull(r.startedAt),
+  finishedAt: isoOrNull(r.finishedAt),
+  exitCode: r.exitCode,
+  httpStatus: r.httpStatus,
+  error: r.error,
+  summary: r.summary,
+  usage: r.usage,
+  ...(withOutput ? { outputTail: r.outputTail } : {}),
+  createdAt: iso(r.createdAt),
+})
+
+export const presentTouched = (i: IssueSummary) => ({ id: i.id, identifier: i.identifier, title: i.title, status: i.status, priority: i.priority, assigneeAgentId: i.assigneeAgentId })
+
+export const presentRuntimeState = (s: AgentRunState) => ({
+  agentId: s.agentId,
+  status: s.status,
+  pauseReason: s.pauseReason,
+  state: s.state,
+  updatedAt: iso(s.updatedAt),
+  runningRuns: s.runningRuns.map((r) => presentRun(r)),
+  queuedRuns: s.queuedRuns,
+  lastRun: s.lastRun ? presentRun(s.lastRun) : null,
+})

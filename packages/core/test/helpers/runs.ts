@@ -1,0 +1,61 @@
+import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter } from '@slaw/core'
+
+/**
+ * A test adapter the test steers: every wake is recorded and answered by `next`, which a test
+ * replaces (a result, or a promise it resolves later to hold the run in `running`).
+ */
+export interface SteeredAdapter extends AgentAdapter {
+  calls: AdapterWakeInput[]
+  next: (input: AdapterWakeInput) => Promise<AdapterWakeResult>
+  /** Resolves with the next wake's input. */
+  woken(): Promise<AdapterWakeInput>
+}
+
+export function steeredAdapter(type = 'process'): SteeredAdapter {
+  let waiters: Array<(i: AdapterWakeInput) => void> = []
+  const adapter: SteeredAdapter = {
+    type,
+    calls: [],
+    next: async () => ({ status: 'succeeded', exitCode: 0, output: 'done\n' }),
+    woken: () => new Promise((resolve) => waiters.push(resolve)),
+    async wake(input) {
+      adapter.calls.push(input)
+      const w = waiters
+      waiters = []
+      for (const resolve of w) resolve(input)
+      return adapter.next(input)
+    },
+  }
+  return adapter
+}
+
+/** An adapter answer that waits until the run's signal aborts (cancel, deadline), then says so. */
+export function untilAborted(input: AdapterWakeInput): Promise<AdapterWakeResult> {
+  return new Promise((resolve) => {
+    const done = () => resolve({ status: 'cancelled', error: `stopped: ${String((input.signal.reason as Error | undefined)?.message ?? 'aborted')}` })
+    if (input.signal.aborted) done()
+    else input.signal.addEventListener('abort', done, { once: true })
+  })
+}
+
+/**
+ * A clock a test moves by hand. It starts an hour ahead of the database's own clock, so rows the
+ * database stamps with now() (a queued job's run_at) are always due on it; from there only the
+ * test moves it.
+ */
+export function fakeClock(start = Date.now() + 3_600_000) {
+  let t = start
+  return {
+    now: () => new Date(t),
+    advance(ms: number) {
+      t += ms
+    },
+    set(ms: number) {
+      t = ms
+    },
+    /** Back to an hour ahead of the system clock. */
+    reset() {
+      t = Date.now() + 3_600_000
+    },
+  }
+}

@@ -1,0 +1,188 @@
+import { sql, type Kysely } from 'kysely'
+import type {
+  HeartbeatRun, HeartbeatRunFilter, HeartbeatRunLiveness, HeartbeatRunRepository, HeartbeatRunStatus, IssueSummary, NewHeartbeatRun,
+  RunFinish, RunSlotCaps, RunStart,
+} from '@slaw/core'
+import type { Database, Row } from '../schema.js'
+import { now } from '../sql-helpers.js'
+
+export const toRun = (r: Row<'heartbeatRuns'>): HeartbeatRun => ({
+  id: r.id,
+  squadId: r.squadId,
+  agentId: r.agentId,
+  issueId: r.issueId,
+  reason: r.reason,
+  status: r.status as HeartbeatRunStatus,
+  liveness: r.liveness as HeartbeatRunLiveness | null,
+  approvalId: r.approvalId,
+  commentId: r.commentId,
+  routineRunId: r.routineRunId,
+  coalescedCount: r.coalescedCount,
+  continuationDepth: r.continuationDepth,
+  nodeId: r.nodeId,
+  startedAt: r.startedAt,
+  finishedAt: r.finishedAt,
+  deadlineAt: r.deadlineAt,
+  exitCode: r.exitCode,
+  httpStatus: r.httpStatus,
+  error: r.error,
+  summary: r.summary,
+  usage: { inputTokens: Number(r.inputTokens), outputTokens: Number(r.outputTokens), costCents: Number(r.costCents) },
+  outputTail: r.outputTail,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+})
+
+/** One lock key for run slot decisions: counting and starting happen under it, across nodes. */
+const runSlotLock = sql`pg_advisory_xact_lock(hashtext('slaw:run-slots'))`
+
+export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
+  constructor(private readonly db: () => Kysely<Database>) {}
+
+  /** Moves one run between statuses in the day rollup (heartbeat_run_days) the dashboard reads. */
+  private async countDay(squadId: string, createdAt: Date, from: string | null, to: string): Promise<void> {
+    const day = sql`(${createdAt}::timestamptz at time zone 'UTC')::date`
+    if (from) await sql`update heartbeat_run_days set runs = runs - 1 where squad_id = ${squadId} and day = ${day} and status = ${from}`.execute(this.db())
+    await sql`insert into heartbeat_run_days (squad_id, day, status, runs) values (${squadId}, ${day}, ${to}, 1)
+              on conflict (squad_id, day, status) do update set runs = heartbeat_run_days.runs + 1`.execute(this.db())
+  }
+
+  async queue(run: NewHeartbeatRun): Promise<{ run: HeartbeatRun; created: boolean }> {
+    // heartbeat_runs_coalesce allows one queued run per agent and issue: a concurrent second wake
+    // waits for the first to commit and then folds into it.
+    const { rows } = await sql<Row<'heartbeatRuns'>>`
+      insert into heartbeat_runs (id, squad_id, agent_id, issue_id, reason, approval_id, comment_id, routine_run_id, continuation_depth)
+      values (${run.id}, ${run.squadId}, ${run.agentId}, ${run.issueId}, ${run.reason}, ${run.approvalId}, ${run.commentId}, ${run.routineRunId}, ${run.continuationDepth})
+      on conflict (agent_id, (coalesce(issue_id, '00000000-0000-0000-0000-000000000000'::uuid))) where status = 'queued'
+      do update set coalesced_count = heartbeat_runs.coalesced_count + 1,
+                    comment_id = coalesce(excluded.comment_id, heartbeat_runs.comment_id),
+                    approval_id = coalesce(excluded.approval_id, heartbeat_runs.approval_id),
+                    routine_run_id = coalesce(excluded.routine_run_id, heartbeat_runs.routine_run_id),
+                    updated_at = now()
+      returning *, (xmax = 0) as inserted`.execute(this.db())
+    const row = rows[0] as Row<'heartbeatRuns'> & { inserted: boolean }
+    if (row.inserted) await this.countDay(row.squadId, row.createdAt, null, 'queued')
+    return { run: toRun(row), created: row.inserted }
+  }
+
+  async get(id: string): Promise<HeartbeatRun | undefined> {
+    const row = await this.db().selectFrom('heartbeatRuns').selectAll().where('id', '=', id).executeTakeFirst()
+    return row && toRun(row)
+  }
+
+  async list(f: HeartbeatRunFilter): Promise<HeartbeatRun[]> {
+    let q = this.db().selectFrom('heartbeatRuns').selectAll().where('squadId', '=', f.squadId)
+    if (f.agentId) q = q.where('agentId', '=', f.agentId)
+    if (f.statuses?.length) q = q.where('status', 'in', f.statuses)
+    if (f.beforeId) q = q.where('id', '<', f.beforeId)
+    return (await q.orderBy('id', 'desc').limit(f.limit).execute()).map(toRun)
+  }
+
+  async listForIssue(issueId: string, limit: number): Promise<HeartbeatRun[]> {
+    const { rows } = await sql<Row<'heartbeatRuns'>>`
+      select r.* from heartbeat_runs r
+       where r.id in (
+         select id from heartbeat_runs where issue_id = ${issueId}
+         union
+         select a.run_id from activity a
+          join issues i on i.id = ${issueId} and a.squad_id = i.squad_id
+          where a.entity_type = 'issue' and a.entity_id = ${issueId} and a.run_id is not null)
+       order by r.id desc
+       limit ${limit}`.execute(this.db())
+    return rows.map(toRun)
+  }
+
+  async touchedIssues(runId: string): Promise<IssueSummary[]> {
+    const { rows } = await sql<IssueSummary>`
+      select i.id, i.identifier, i.title, i.status, i.priority, i.assignee_agent_id
+        from issues i
+       where i.id in (select distinct entity_id::uuid from activity where run_id = ${runId} and entity_type = 'issue')
+       order by i.identifier`.execute(this.db())
+    return rows
+  }
+
+  async start(id: string, start: RunStart, caps: RunSlotCaps): Promise<'started' | 'over_cap' | 'not_queued'> {
+    await sql`select ${runSlotLock}`.execute(this.db())
+    const run = await this.db().selectFrom('heartbeatRuns').select(['status', 'agentId', 'squadId', 'createdAt']).where('id', '=', id).executeTakeFirst()
+    if (!run || run.status !== 'queued') return 'not_queued'
+    const { rows } = await sql<{ agent: string; squad: string; total: string }>`
+      select count(*) filter (where agent_id = ${run.agentId}) as agent,
+             count(*) filter (where squad_id = ${run.squadId}) as squad,
+             count(*) as total
+        from heartbeat_runs where status = 'running'`.execute(this.db())
+    const c = rows[0]!
+    if (Number(c.agent) >= caps.perAgent) return 'over_cap'
+    if (caps.perSquad !== null && Number(c.squad) >= caps.perSquad) return 'over_cap'
+    if (caps.perInstance !== null && Number(c.total) >= caps.perInstance) return 'over_cap'
+    await this.db()
+      .updateTable('heartbeatRuns')
+      .set({ status: 'running', nodeId: start.nodeId, startedAt: start.startedAt, deadlineAt: start.deadlineAt, updatedAt: now() })
+      .where('id', '=', id)
+      .execute()
+    await this.countDay(run.squadId, run.createdAt, 'queued', 'running')
+    return 'started'
+  }
+
+  async finish(id: string, from: HeartbeatRunStatus[], end: RunFinish): Promise<HeartbeatRun | undefined> {
+    // The row lock orders concurrent finishes; the loser finds the status moved on.
+    const before = await this.db().selectFrom('heartbeatRuns').select(['status']).where('id', '=', id).forUpdate().executeTakeFirst()
+    if (!before || !from.includes(before.status as HeartbeatRunStatus)) return undefined
+    const row = await this.db()
+      .updateTable('heartbeatRuns')
+      .set({
+        status: end.status,
+        finishedAt: end.finishedAt,
+        ...(end.liveness !== undefined ? { liveness: end.liveness } : {}),
+        ...(end.exitCode !== undefined ? { exitCode: end.exitCode } : {}),
+        ...(end.httpStatus !== undefined ? { httpStatus: end.httpStatus } : {}),
+        ...(end.error !== undefined ? { error: end.error === null ? null : end.error.slice(0, 2000) } : {}),
+        ...(end.outputTail !== undefined ? { outputTail: end.outputTail } : {}),
+        ...(end.summary !== undefined ? { summary: end.summary } : {}),
+        updatedAt: now(),
+      })
+      .where('id', '=', id)
+      .where('status', 'in', from)
+      .returningAll()
+      .executeTakeFirst()
+    if (row) await this.countDay(row.squadId, row.createdAt, before.status, row.status)
+    return row && toRun(row)
+  }
+
+  async report(id: string, patch: { liveness?: HeartbeatRunLiveness; summary?: string }): Promise<HeartbeatRun | undefined> {
+    const row = await this.db()
+      .updateTable('heartbeatRuns')
+      .set({ ...(patch.liveness ? { liveness: patch.liveness } : {}), ...(patch.summary !== undefined ? { summary: patch.summary } : {}), updatedAt: now() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst()
+    return row && toRun(row)
+  }
+
+  async addUsage(id: string, u: { inputTokens: number; outputTokens: number; costCents: number }): Promise<void> {
+    await sql`update heartbeat_runs set input_tokens = input_tokens + ${u.inputTokens}, output_tokens = output_tokens + ${u.outputTokens},
+                 cost_cents = cost_cents + ${u.costCents}, updated_at = now() where id = ${id}`.execute(this.db())
+  }
+
+  async overdue(at: Date, limit: number): Promise<HeartbeatRun[]> {
+    const rows = await this.db().selectFrom('heartbeatRuns').selectAll().where('status', '=', 'running').where('deadlineAt', '<', at).orderBy('deadlineAt').limit(limit).execute()
+    return rows.map(toRun)
+  }
+
+  async agentState(agentId: string): Promise<{ running: HeartbeatRun[]; last: HeartbeatRun | null; queued: number }> {
+    const agent = await this.db().selectFrom('agents').select('squadId').where('id', '=', agentId).executeTakeFirst()
+    if (!agent) return { running: [], last: null, queued: 0 }
+    const [active, last] = await Promise.all([
+      this.db().selectFrom('heartbeatRuns').selectAll().where('squadId', '=', agent.squadId).where('agentId', '=', agentId).where('status', 'in', ['queued', 'running']).orderBy('id', 'desc').limit(100).execute(),
+      this.db().selectFrom('heartbeatRuns').selectAll().where('squadId', '=', agent.squadId).where('agentId', '=', agentId).where('status', 'not in', ['queued', 'running']).orderBy('id', 'desc').limit(1).executeTakeFirst(),
+    ])
+    return { running: active.filter((r) => r.status === 'running').map(toRun), last: last ? toRun(last) : null, queued: active.filter((r) => r.status === 'queued').length }
+  }
+
+  async purge(runsBefore: Date, outputBefore: Date, limit: number): Promise<{ runs: number; outputs: number }> {
+    const o = await sql`update heartbeat_runs set output_tail = null where id in (
+        select id from heartbeat_runs where finished_at < ${outputBefore} and output_tail is not null limit ${limit})`.execute(this.db())
+    const r = await sql`delete from heartbeat_runs where id in (
+        select id from heartbeat_runs where finished_at < ${runsBefore} limit ${limit})`.execute(this.db())
+    return { runs: Number(r.numAffectedRows ?? 0), outputs: Number(o.numAffectedRows ?? 0) }
+  }
+}
