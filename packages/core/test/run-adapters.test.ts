@@ -7,7 +7,7 @@ import { eachBackend, type TestApi } from './helpers/instance.js'
 // The shipped adapters behind the run engine, for faults the issue names: a command that prints
 // megabytes, an http target that is down. (Hanging agents and slow targets end by the run deadline:
 // run-engine.test.ts; a command that does not exist is the adapter contract kit's check.)
-const options: Partial<InstanceOptions> = { adapters: [processAdapter(), httpAdapter()], jobs: false }
+const options = (): Partial<InstanceOptions> => ({ adapters: [processAdapter(), httpAdapter()], jobs: false })
 
 async function agentWith(api: TestApi, adapterType: string, adapterConfig: Record<string, unknown>) {
   const squad = (await api.call('POST', '/api/squads', { name: `Adapters ${Math.random().toString(36).slice(2, 8)}` })).body.squad

@@ -5,17 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { processAdapter } from '@slaw/adapters'
 import { eachBackend } from './helpers/instance.js'
+import { finished } from './helpers/runs.js'
 
 const script = fileURLToPath(new URL('./helpers/agent-script.mjs', import.meta.url))
-
-/** Polls the run until it leaves queued/running (bounded by the test's own timeout, not a margin). */
-export async function finished(call: (m: string, u: string) => Promise<{ body: any }>, runId: string): Promise<any> {
-  for (;;) {
-    const run = (await call('GET', `/api/heartbeat-runs/${runId}`)).body.run
-    if (run && run.status !== 'queued' && run.status !== 'running') return run
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 eachBackend(
   t,
@@ -86,5 +78,5 @@ eachBackend(
     const runAsAgent = (await api.call('GET', `/api/heartbeat-runs/${run.id}`, undefined, key)).body.run
     t.notOk('outputTail' in runAsAgent, 'output stays with the operator')
   },
-  { adapters: [processAdapter()], jobs: { pollIntervalMs: 50 } },
+  () => ({ adapters: [processAdapter()], jobs: { pollIntervalMs: 50 } }),
 )

@@ -27,6 +27,7 @@ export type Db = Kysely<Database>
 
 /** Builds every repository over a function that yields the database handle to use right now. */
 export function createSession(db: () => Db): StorageSession {
+  const routines = new PgRoutineRepository(db)
   return {
     squads: new PgSquadRepository(db),
     agents: new PgAgentRepository(db),
@@ -48,7 +49,9 @@ export function createSession(db: () => Db): StorageSession {
     dashboard: new PgDashboardRepository(db),
     skills: new PgSkillRepository(db),
     towerState: new PgTowerStateRepository(db),
-    routines: new PgRoutineRepository(db),
+    routines,
+    // The run engine reads a routine run's env through this narrow view of the routine repository.
+    routineEnv: routines,
     secrets: new PgSecretRepository(db),
     heartbeatRuns: new PgHeartbeatRunRepository(db),
   }
@@ -112,6 +115,7 @@ export class KyselyStorage implements Storage {
   get towerState() { return this.session.towerState }
   get dashboard() { return this.session.dashboard }
   get routines() { return this.session.routines }
+  get routineEnv() { return this.session.routineEnv }
   get secrets() { return this.session.secrets }
   get heartbeatRuns() { return this.session.heartbeatRuns }
 

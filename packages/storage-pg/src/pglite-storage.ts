@@ -28,11 +28,11 @@ const postgresqlconf = ['shared_buffers = 16MB', 'work_mem = 4MB', 'maintenance_
 /** int8 as JS numbers (cents, counts), dates as 'YYYY-MM-DD', as with postgres.js. */
 const parsers = { 20: (x: string) => Number(x), 1082: (x: string) => x }
 
-/** slaw's schema as a template: rebuilt when PGlite's version or the migration list changes. */
+/** slaw's schema as a template: rebuilt when PGlite's version, the migration list or their code changes. */
 function storageTemplate(extra: Partial<PGliteOptions>): PgliteTemplate {
   return {
     name: 'slaw-pglite-template',
-    keyParts: [Object.keys(migrations).join(',')],
+    keyParts: Object.entries(migrations).map(([name, m]) => `${name}:${String(m.up)}`),
     options: { ...extra, parsers, postgresqlconf },
     async build(pg) {
       const storage = new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg) })

@@ -28,6 +28,11 @@ if (mode === 'work') {
 } else if (mode === 'hang') {
   console.log('started')
   setInterval(() => undefined, 1_000)
+} else if (mode === 'env') {
+  // Writes the values of the variables named after the report path, for a test of bindings.
+  const { writeFileSync } = await import('node:fs')
+  writeFileSync(process.argv[3], JSON.stringify(Object.fromEntries(process.argv.slice(4).map((n) => [n, env[n] ?? null]))))
+  await call('POST', `/api/heartbeat-runs/${env.SVC_RUN_ID}/report`, { liveness: 'completed' })
 } else if (mode === 'plan') {
   await call('POST', `/api/heartbeat-runs/${env.SVC_RUN_ID}/report`, { liveness: 'plan_only' })
 }

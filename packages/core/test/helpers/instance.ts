@@ -55,11 +55,17 @@ export async function makeApi(instance: SlawInstance, backend: Backend['name']):
  * Runs `fn` once per storage backend (PGlite always, PostgreSQL when SLAW_TEST_DATABASE_URL is set),
  * each with a fresh database and instance that are closed afterwards.
  */
-export function eachBackend(t: Test, name: string, fn: (t: Test, api: TestApi) => Promise<void>, options: Partial<InstanceOptions> = {}): void {
+export function eachBackend(
+  t: Test,
+  name: string,
+  fn: (t: Test, api: TestApi) => Promise<void>,
+  /** Options, or a function making fresh ones per backend (plugins an instance closes cannot be shared). */
+  options: Partial<InstanceOptions> | (() => Partial<InstanceOptions>) = {},
+): void {
   for (const backend of backends) {
     t.test(`${name} [${backend.name}]`, backend.skip ? { skip: backend.skip } : {}, async (t) => {
       const { storage, dispose } = await backend.create()
-      const instance = await createInstance({ storage, operatorKey: operatorToken, adapters: testAdapters, logger: false, ...options })
+      const instance = await createInstance({ storage, operatorKey: operatorToken, adapters: testAdapters, logger: false, ...(typeof options === 'function' ? options() : options) })
       t.teardown(async () => {
         await instance.close()
         await dispose()

@@ -59,3 +59,12 @@ export function fakeClock(start = Date.now() + 3_600_000) {
     },
   }
 }
+
+/** Polls the run until it leaves queued/running (bounded by the test's own timeout, not a margin). */
+export async function finished(call: (m: string, u: string) => Promise<{ body: any }>, runId: string): Promise<any> {
+  for (;;) {
+    const run = (await call('GET', `/api/heartbeat-runs/${runId}`)).body.run
+    if (run && run.status !== 'queued' && run.status !== 'running') return run
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
