@@ -280,14 +280,15 @@ const httpNames: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUT
  * HTTP error of the auth client's fetch, whose body is Google's `{"error": {code, message, status}}`.
  */
 function statusOf(e: { code?: unknown; status?: unknown; message?: string; details?: string; response?: { status?: number; data?: unknown } }): { name?: string; said: string } {
-  let body: { error?: { status?: string; message?: string } } | undefined
+  type Body = { error?: { status?: string; message?: string } }
+  let body: Body | undefined
   const data = e.response?.data
   for (const candidate of [data, e.message]) {
     if (body) break
-    if (candidate && typeof candidate === 'object') body = candidate as typeof body
+    if (candidate && typeof candidate === 'object') body = candidate as Body
     else if (typeof candidate === 'string' && candidate.trimStart().startsWith('{')) {
       try {
-        body = JSON.parse(candidate) as typeof body
+        body = JSON.parse(candidate) as Body
       } catch {
         // not JSON: keep looking
       }
