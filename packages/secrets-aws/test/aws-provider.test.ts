@@ -100,6 +100,9 @@ void t.test('faults: a hanging endpoint times out, 403 is access_denied, a close
   await expectFailure('store, hanging', 'timeout', () => provider.store({ secretId: 'fault', version: 2, value, config }), /within 300 ms/)
   t.match(await provider.health(config), { ok: false, message: /within 300 ms/ }, 'health says it timed out')
 
+  await aws.hangingClosed()
+  t.pass('the timed-out requests were aborted: no socket is left hanging')
+
   aws.mode = 'forbid'
   await expectFailure('resolve, 403', 'access_denied', () => provider.resolve({ ref, config }), /access denied \(AccessDeniedException, HTTP 403\)/)
   await expectFailure('store, 403', 'access_denied', () => provider.store({ secretId: 'fault', version: 2, value, config }), /access denied/)

@@ -16,6 +16,8 @@ export interface SecretsManagerStandIn {
   /** Every call seen: operation and the access key id that signed it. */
   calls: Array<{ target: string; accessKeyId?: string; body: Record<string, unknown> }>
   close(): Promise<void>
+  /** Resolves once every request left hanging has been given up by its client (its socket closed). */
+  hangingClosed(): Promise<void>
 }
 
 interface Version {
@@ -149,7 +151,7 @@ export async function startSecretsManagerStandIn(options: { accessKeyId: string;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const text = await readBody(req)
-    if (standIn.mode === 'hang') return
+    if (standIn.mode === 'hang') return hold(req)
     const target = String(req.headers['x-amz-target'] ?? '')
     const credential = /Credential=([^/]+)\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request/.exec(String(req.headers.authorization ?? ''))
     let body: Record<string, unknown> = {}
@@ -180,12 +182,26 @@ export async function startSecretsManagerStandIn(options: { accessKeyId: string;
     }
   }
 
+  /** Requests left unanswered in `hang` mode, until their client gives up and closes the socket. */
+  let hanging = 0
+  const idle: Array<() => void> = []
+  function hold(req: IncomingMessage): void {
+    hanging += 1
+    req.socket.once('close', () => {
+      hanging -= 1
+      if (hanging === 0) for (const wake of idle.splice(0)) wake()
+    })
+  }
+
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   const standIn: SecretsManagerStandIn = {
     endpoint: `http://127.0.0.1:${port}`,
     mode: 'ok',
     calls,
+    hangingClosed() {
+      return hanging === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))
+    },
     async close() {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager'
 import type { SecretProvider } from '@slaw/core'
 import { SecretProviderError } from '@slaw/core'
@@ -86,23 +87,25 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
         ...(cfg.projectId ? { projectId: cfg.projectId } : {}),
         ...(cfg.endpoint ? { apiEndpoint: cfg.endpoint.host, protocol: cfg.endpoint.protocol, ...(cfg.endpoint.port ? { port: cfg.endpoint.port } : {}) } : {}),
       } as ClientOptions)
+      abortable(found.auth)
       clients.set(key, found)
     }
     return found
   }
 
   /** One call, bounded by the config's timeout (the gax call is cancelled when it is over); maps every failure. */
-  const call = async <T>(cfg: GcpConfig, what: string, run: (c: SecretManagerServiceClient, callOptions: { timeout: number }) => Promise<T> & { cancel?: () => void }): Promise<T> => {
+  const call = async <T>(cfg: GcpConfig, what: string, run: (c: SecretManagerServiceClient, callOptions: { timeout: number }) => Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined
-    let pending: (Promise<T> & { cancel?: () => void }) | undefined
+    const controller = new AbortController()
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        pending?.cancel?.()
+        // Abort the HTTP request itself, so a hung endpoint does not keep a socket per call.
+        controller.abort()
         reject(new SecretProviderError('timeout', `gcp_secret_manager ${what}: no answer from ${where(cfg)} within ${cfg.timeoutMs} ms`))
       }, cfg.timeoutMs)
     })
     try {
-      pending = run(client(cfg), { timeout: cfg.timeoutMs })
+      const pending = callSignal.run(controller.signal, () => run(client(cfg), { timeout: cfg.timeoutMs }))
       pending.catch(() => {})
       return await Promise.race([pending, timedOut])
     } catch (error) {
@@ -251,6 +254,27 @@ class GcpSecretProviderError extends SecretProviderError {
   ) {
     super(code, message)
   }
+}
+
+/** The abort signal of the provider call in progress, for the requests it makes. */
+const callSignal = new AsyncLocalStorage<AbortSignal>()
+const abortablePatched = Symbol.for('@slaw/secrets-gcp:abortable')
+
+/**
+ * The client's REST transport sends every request through its auth object's `fetch` and does not
+ * enforce call timeouts itself; this wraps that `fetch` (once per auth object) so a request also
+ * listens to the signal of the provider call that made it.
+ */
+function abortable(auth: unknown): void {
+  const target = auth as { fetch?: (url: unknown, init?: { signal?: AbortSignal }) => Promise<unknown>; [abortablePatched]?: true }
+  if (!target || typeof target.fetch !== 'function' || target[abortablePatched]) return
+  const original = target.fetch.bind(target)
+  target.fetch = (url, init = {}) => {
+    const signal = callSignal.getStore()
+    if (!signal) return original(url, init)
+    return original(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, signal]) : signal })
+  }
+  target[abortablePatched] = true
 }
 
 function invalid(message: string): SecretProviderError {

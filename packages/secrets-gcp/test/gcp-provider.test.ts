@@ -78,6 +78,9 @@ void t.test('faults: a hanging endpoint times out, 403 is access_denied, a close
   await expectFailure('store, hanging', 'timeout', () => p.store({ secretId: 'fault', version: 2, value, config }), /within 300 ms/)
   t.match(await p.health(config), { ok: false, message: /within 300 ms/ }, 'health says it timed out')
 
+  await gcp.hangingClosed()
+  t.pass('the timed-out requests were aborted: no socket is left hanging')
+
   gcp.mode = 'forbid'
   await expectFailure('resolve, 403', 'access_denied', () => p.resolve({ ref, config }), /permission denied, PERMISSION_DENIED \(Permission 'secretmanager.versions.access' denied/)
   await expectFailure('store, 403', 'access_denied', () => p.store({ secretId: 'fault', version: 2, value, config }), /PERMISSION_DENIED/)

@@ -18,6 +18,8 @@ export interface SecretManagerStandIn {
   /** Every request seen: method, path (with its custom verb), query and bearer token. */
   requests: Array<{ method: string; path: string; query: Record<string, string>; token?: string }>
   close(): Promise<void>
+  /** Resolves once every request left hanging has been given up by its client (its socket closed). */
+  hangingClosed(): Promise<void>
 }
 
 const states = { ENABLED: 1, DISABLED: 2, DESTROYED: 3 } as const
@@ -63,7 +65,7 @@ export async function startSecretManagerStandIn(options: { token: string; projec
     const text = await readBody(req)
     const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1]
     requests.push({ method: req.method ?? '', path: decodeURIComponent(url.pathname), query: Object.fromEntries(url.searchParams), ...(bearer ? { token: bearer } : {}) })
-    if (standIn.mode === 'hang') return
+    if (standIn.mode === 'hang') return hold(req)
     const ints = (url.searchParams.get('$alt') ?? '').includes('enum-encoding=int')
     const enumOut = (state: State) => (ints ? states[state] : state)
     const versionJson = (s: Secret, v: Version) => ({ name: `projects/${projectNumber}/secrets/${s.id}/versions/${v.n}`, createTime: v.createTime, state: enumOut(v.state) })
@@ -166,6 +168,17 @@ export async function startSecretManagerStandIn(options: { token: string; projec
     }
   }
 
+  /** Requests left unanswered in `hang` mode, until their client gives up and closes the socket. */
+  let hanging = 0
+  const idle: Array<() => void> = []
+  function hold(req: IncomingMessage): void {
+    hanging += 1
+    req.socket.once('close', () => {
+      hanging -= 1
+      if (hanging === 0) for (const wake of idle.splice(0)) wake()
+    })
+  }
+
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   const standIn: SecretManagerStandIn = {
@@ -174,6 +187,9 @@ export async function startSecretManagerStandIn(options: { token: string; projec
     projectNumber,
     mode: 'ok',
     requests,
+    hangingClosed() {
+      return hanging === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))
+    },
     async close() {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -15,6 +15,7 @@ void t.test('vault passes the secret provider contract', async (t) => {
   t.teardown(() => vault.close())
   const down = await closedPort()
   await secretProviderContract(t, () => vaultProvider({ env }), {
+    emptyValues: true,
     config: { address: vault.address, mount: 'kv', namespace: 'team-a', prefix: 'slaw/', timeoutMs: 5_000 },
     brokenConfig: { address: `http://127.0.0.1:${down}`, mount: 'kv' },
   })
@@ -75,6 +76,9 @@ void t.test('faults: a hanging Vault times out, a 403 is access_denied, a closed
   await expectFailure('resolve, hanging', 'timeout', () => provider.resolve({ ref, config }), /no answer from .* within 200 ms/)
   await expectFailure('store, hanging', 'timeout', () => provider.store({ secretId: 'fault', version: 2, value, config }), /within 200 ms/)
   t.match(await provider.health(config), { ok: false, message: /within 200 ms/ }, 'health says it timed out')
+
+  await vault.hangingClosed()
+  t.pass('the timed-out requests were aborted: no socket is left hanging')
 
   vault.mode = 'forbid'
   await expectFailure('resolve, 403', 'access_denied', () => provider.resolve({ ref, config }), /permission denied \(HTTP 403\)/)

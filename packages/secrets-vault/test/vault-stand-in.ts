@@ -13,6 +13,8 @@ export interface VaultStandIn {
   /** Every request seen: method, path and namespace header. */
   requests: Array<{ method: string; path: string; namespace?: string }>
   close(): Promise<void>
+  /** Resolves once every request left hanging has been given up by its client (its socket closed). */
+  hangingClosed(): Promise<void>
 }
 
 interface Version {
@@ -44,7 +46,7 @@ export async function startVaultStandIn(options: { token: string; mounts?: strin
     const url = new URL(req.url ?? '/', 'http://vault')
     const ns = (req.headers['x-vault-namespace'] as string | undefined) ?? ''
     requests.push({ method: req.method ?? '', path: url.pathname, ...(ns ? { namespace: ns } : {}) })
-    if (standIn.mode === 'hang') return
+    if (standIn.mode === 'hang') return hold(req)
     const body = await readJson(req)
     if (standIn.mode === 'forbid' || req.headers['x-vault-token'] !== options.token) return send(res, 403, { errors: ['permission denied'] })
     if (!namespaces.has(ns.replace(/\/+$/, ''))) return send(res, 403, { errors: ['permission denied'] })
@@ -111,12 +113,26 @@ export async function startVaultStandIn(options: { token: string; mounts?: strin
     return send(res, 405, { errors: [`unsupported operation ${req.method} ${kind}`] })
   }
 
+  /** Requests left unanswered in `hang` mode, until their client gives up and closes the socket. */
+  let hanging = 0
+  const idle: Array<() => void> = []
+  function hold(req: IncomingMessage): void {
+    hanging += 1
+    req.socket.once('close', () => {
+      hanging -= 1
+      if (hanging === 0) for (const wake of idle.splice(0)) wake()
+    })
+  }
+
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   const standIn: VaultStandIn = {
     address: `http://127.0.0.1:${port}`,
     mode: 'ok',
     requests,
+    hangingClosed() {
+      return hanging === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))
+    },
     async close() {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
