@@ -287,6 +287,35 @@ const broken: Array<{ fault: string; fails: CheckName; make: () => SecretProvide
   },
 ]
 
+/**
+ * Like `local_encrypted`: the ref is the value itself, sealed to its secret and version (here merely
+ * encoded), and slaw's storage keeps it; resolve needs the secretId and version, delete has nothing to do.
+ */
+class SealedProvider implements SecretProvider {
+  type = 'sealed_test'
+  configKeys: readonly string[] = ['down']
+  async store(input: { secretId: string; version: number; value: string; config: Record<string, unknown> }) {
+    if (input.config.down) throw new SecretProviderError('unavailable', 'sealed backend is down')
+    return { ref: Buffer.from(JSON.stringify([input.secretId, input.version, input.value, randomUUID()])).toString('base64url') }
+  }
+  async resolve(input: { ref: string; config: Record<string, unknown>; secretId?: string; version?: number }) {
+    if (input.config.down) throw new SecretProviderError('unavailable', 'sealed backend is down')
+    if (input.secretId === undefined || input.version === undefined) throw new SecretProviderError('invalid_config', 'sealed refs resolve only with their secretId and version')
+    let sealed: unknown
+    try {
+      sealed = JSON.parse(Buffer.from(input.ref, 'base64url').toString('utf8'))
+    } catch {
+      sealed = undefined
+    }
+    if (!Array.isArray(sealed) || sealed[0] !== input.secretId || sealed[1] !== input.version) throw new SecretProviderError('not_found', 'not a ref of this secret and version')
+    return String(sealed[2])
+  }
+  async delete() {}
+  async health(config: Record<string, unknown>) {
+    return config.down ? { ok: false, message: 'sealed backend is down' } : { ok: true }
+  }
+}
+
 /** A ContractTest that records which checks failed (and skipped) instead of reporting to tap. */
 function recorder(): { t: ContractTest; failed: Map<string, string[]>; skipped: string[] } {
   const failed = new Map<string, string[]>()
@@ -382,4 +411,14 @@ void t.test('every check is named in this test', async (t) => {
   const run = recorder()
   await secretProviderContract(run.t, () => new MemoryProvider(), { ...kitOptions, skip: 'listing names' })
   t.same(run.skipped, [...checkNames], 'the kit runs exactly these checks, in this order')
+})
+
+void t.test('a provider whose ref carries the value passes with valueInRef, and the kit hands it secretId and version', async (t) => {
+  const run = recorder()
+  await secretProviderContract(run.t, () => new SealedProvider(), { ...kitOptions, valueInRef: true, unknownRefs: ['bm90LWEtc2VhbGVkLXJlZg'] })
+  t.same(Object.fromEntries(run.failed), {}, 'no check failed')
+  t.same(run.skipped, ['resolve of a deleted ref throws not_found', 'listRemote pages with nextToken and honours pageSize and query'], 'only the deleted-ref check (and listing, which it lacks) were skipped')
+  const without = recorder()
+  await secretProviderContract(without.t, () => new SealedProvider(), { ...kitOptions, unknownRefs: ['bm90LWEtc2VhbGVkLXJlZg'] })
+  t.same([...without.failed.keys()], ['resolve of a deleted ref throws not_found'], 'without valueInRef, exactly the deleted-ref check fails')
 })

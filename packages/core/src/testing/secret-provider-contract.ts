@@ -29,6 +29,12 @@ export interface SecretProviderContractOptions {
    * secret with all its versions); slaw deletes a secret's versions together, so both are fine.
    */
   deletesSingleVersions?: boolean
+  /**
+   * The ref itself carries the value, encrypted, and slaw's storage keeps it (as `local_encrypted`
+   * does): deleting the version's row deletes the value, so `delete` has nothing to remove and the
+   * check that a deleted ref stops resolving is skipped. Default false.
+   */
+  valueInRef?: boolean
   /** The provider stores and returns the empty string. Default false (slaw never stores one then). */
   emptyValues?: boolean
   /** Length, in ASCII characters, of the large value the kit round-trips. Default 60,000. */
@@ -64,6 +70,7 @@ const isSensitive = (key: string) => sensitive.test(key.toLowerCase().replace(/[
  * void secretProviderContract(t, () => myProvider(), { config: { directory } })
  * ```
  *
+ * Like slaw, the kit passes `secretId` and `version` along with a ref it got from `store`.
  * Each check is its own subtest, named `secret provider contract: <check>`:
  *
  * - `type and configKeys are well-formed`: a snake_case type; unique, non-sensitive config keys
@@ -71,8 +78,8 @@ const isSensitive = (key: string) => sensitive.test(key.toLowerCase().replace(/[
  * - `store then resolve round-trips values`: ASCII, unicode, multi-line, JSON, a large value (and
  *   the empty string with `emptyValues`), each under its own ref.
  * - `each version keeps its own value`: a second store of a secret does not change the first ref's value.
- * - `resolve of an unknown ref throws not_found` and `resolve of a deleted ref throws not_found`:
- *   a `SecretProviderError` with code `not_found`.
+ * - `resolve of an unknown ref throws not_found` and `resolve of a deleted ref throws not_found`
+ *   (unless `valueInRef`): a `SecretProviderError` with code `not_found`.
  * - `delete removes only its version`: the secret's other versions still resolve (unless
  *   `deletesSingleVersions: false`).
  * - `delete is idempotent`: deleting twice, or a ref never issued, succeeds.
@@ -134,9 +141,9 @@ export async function secretProviderContract(
     ]
     if (options.emptyValues) values.push(['empty', ''])
     for (const [label, value] of values) {
-      const { ref } = await p.store(secretId(), 1, value)
-      t.ok(typeof ref === 'string' && ref.length > 0, `store of a ${label} value returns a non-empty ref`)
-      const back = await p.resolve(ref)
+      const stored = await p.store(secretId(), 1, value)
+      t.ok(typeof stored.ref === 'string' && stored.ref.length > 0, `store of a ${label} value returns a non-empty ref`)
+      const back = await p.resolve(stored)
       t.ok(back === value, `a ${label} value comes back exactly (${back.length} of ${value.length} chars)`)
     }
   })
@@ -146,27 +153,30 @@ export async function secretProviderContract(
     const first = await p.store(id, 1, `v1-${randomUUID()}`)
     const second = await p.store(id, 2, `v2-${randomUUID()}`)
     t.ok(first.ref !== second.ref, 'two versions get two refs')
-    t.equal(await p.resolve(first.ref), first.value, 'version 1 still resolves to its own value')
-    t.equal(await p.resolve(second.ref), second.value, 'version 2 resolves to its value')
+    t.equal(await p.resolve(first), first.value, 'version 1 still resolves to its own value')
+    t.equal(await p.resolve(second), second.value, 'version 2 resolves to its value')
   })
 
   await check('resolve of an unknown ref throws not_found', async (t, p) => {
-    const id = secretId()
-    const stored = await p.store(id, 1, `known-${randomUUID()}`)
-    const refs = options.unknownRefs ?? (stored.ref.includes(id) ? [stored.ref.replaceAll(id, secretId())] : [])
-    t.ok(refs.length > 0, 'there is an unknown ref to try (set unknownRefs when refs do not contain the secretId)')
-    for (const ref of refs) {
-      const failure = await p.fails(() => p.resolve(ref))
-      expectCode(t, failure, ['not_found'], `resolve of the never-issued ref ${ref}`)
+    const stored = await p.store(secretId(), 1, `known-${randomUUID()}`)
+    const unknown = unknownRefs(stored, options.unknownRefs)
+    t.ok(unknown.length > 0, 'there is an unknown ref to try (set unknownRefs when refs do not contain the secretId)')
+    for (const target of unknown) {
+      const failure = await p.fails(() => p.resolve(target))
+      expectCode(t, failure, ['not_found'], `resolve of the never-issued ref ${target.ref}`)
     }
   })
 
-  await check('resolve of a deleted ref throws not_found', async (t, p) => {
-    const stored = await p.store(secretId(), 1, `doomed-${randomUUID()}`)
-    await p.delete(stored.ref)
-    const failure = await p.fails(() => p.resolve(stored.ref))
-    expectCode(t, failure, ['not_found'], 'resolve after delete')
-  })
+  await check(
+    'resolve of a deleted ref throws not_found',
+    async (t, p) => {
+      const stored = await p.store(secretId(), 1, `doomed-${randomUUID()}`)
+      await p.delete(stored.ref)
+      const failure = await p.fails(() => p.resolve(stored))
+      expectCode(t, failure, ['not_found'], 'resolve after delete')
+    },
+    options.valueInRef ? 'the ref carries the value; slaw deletes it with the version row (valueInRef: true)' : false,
+  )
 
   await check(
     'delete removes only its version',
@@ -175,19 +185,17 @@ export async function secretProviderContract(
       const first = await p.store(id, 1, `first-${randomUUID()}`)
       const second = await p.store(id, 2, `second-${randomUUID()}`)
       await p.delete(first.ref)
-      t.equal(await p.resolve(second.ref), second.value, 'the other version still resolves to its value')
+      t.equal(await p.resolve(second), second.value, 'the other version still resolves to its value')
     },
     options.deletesSingleVersions === false ? 'the provider deletes a secret with all its versions (deletesSingleVersions: false)' : false,
   )
 
   await check('delete is idempotent', async (t, p) => {
-    const id = secretId()
-    const stored = await p.store(id, 1, `twice-${randomUUID()}`)
+    const stored = await p.store(secretId(), 1, `twice-${randomUUID()}`)
     await p.delete(stored.ref)
     const again = await settle(p.delete(stored.ref))
     t.ok('value' in again, `deleting a deleted ref succeeds (${describe(again)})`)
-    const refs = options.unknownRefs ?? (stored.ref.includes(id) ? [stored.ref.replaceAll(id, secretId())] : [])
-    for (const ref of refs) {
+    for (const { ref } of unknownRefs(stored, options.unknownRefs)) {
       const never = await settle(p.delete(ref))
       t.ok('value' in never, `deleting a never-issued ref succeeds (${describe(never)})`)
     }
@@ -222,8 +230,12 @@ export async function secretProviderContract(
 
   await check('errors never contain the value', async (t, p) => {
     const stored = await p.store(secretId(), 1, `needle-${randomUUID()}`)
+    for (const target of unknownRefs(stored, options.unknownRefs)) {
+      const failure = await p.fails(() => p.resolve(target))
+      t.ok(!leaks(failure, stored.value), `resolve of a never-issued ref: no value in the error's message, stack, cause or properties`)
+    }
     await p.delete(stored.ref)
-    const failure = await p.fails(() => p.resolve(stored.ref))
+    const failure = await p.fails(() => p.resolve(stored))
     t.ok(!leaks(failure, stored.value), `resolve of a deleted ref: no value in the error's message, stack, cause or properties`)
     const health = await settle(p.health(config))
     t.ok(!leaks(health, stored.value), 'health says nothing of a value')
@@ -271,7 +283,7 @@ export async function secretProviderContract(
     const jobs = Array.from({ length: concurrency }, (_, i) => p.store(secretId(), 1, `concurrent-${i}-${randomUUID()}`))
     const stored = await Promise.all(jobs)
     t.equal(new Set(stored.map((s) => s.ref)).size, stored.length, `${stored.length} stores at once gave ${stored.length} distinct refs`)
-    const back = await Promise.all(stored.map((s) => p.resolve(s.ref)))
+    const back = await Promise.all(stored.map((s) => p.resolve(s)))
     t.same(back, stored.map((s) => s.value), 'and each ref resolves to its own value')
   })
 }
@@ -288,7 +300,8 @@ interface Stored {
 interface Calls {
   provider: SecretProvider
   store(secretId: string, version: number, value: string, config?: Record<string, unknown>): Promise<Stored>
-  resolve(ref: string, config?: Record<string, unknown>): Promise<string>
+  /** Resolves a bare ref, or a stored one with its secretId and version, as slaw passes them. */
+  resolve(target: string | Pick<Stored, 'ref' | 'secretId' | 'version'>, config?: Record<string, unknown>): Promise<string>
   delete(ref: string, config?: Record<string, unknown>): Promise<void>
   health(config: Record<string, unknown>): Promise<{ ok: boolean; message?: string }>
   listRemote(input: { query?: string; pageSize: number; nextToken?: string }): Promise<{ items: Array<{ externalRef: string; name: string }>; nextToken?: string }>
@@ -323,7 +336,11 @@ function calls(provider: SecretProvider, config: Record<string, unknown>, callTi
       const answer = await bounded('store', provider.store({ secretId, version, value, config: cfg }))
       return { secretId, version, value, ref: answer?.ref }
     },
-    resolve: (ref, cfg = config) => bounded('resolve', provider.resolve({ ref, config: cfg })),
+    resolve: (target, cfg = config) => {
+      // Built aside: a contract that predates secretId and version takes them as extra properties.
+      const input = typeof target === 'string' ? { ref: target, config: cfg } : { ref: target.ref, config: cfg, secretId: target.secretId, version: target.version }
+      return bounded('resolve', provider.resolve(input))
+    },
     delete: (ref, cfg = config) => bounded('delete', provider.delete({ ref, config: cfg })),
     health: (cfg) => bounded('health', provider.health(cfg)),
     listRemote: (input) => {
@@ -339,6 +356,17 @@ function calls(provider: SecretProvider, config: Record<string, unknown>, callTi
       }
     },
   }
+}
+
+/**
+ * Refs in the provider's format that were never issued, with the secretId and version they claim:
+ * the given ones, or the stored ref with another secretId in place of its own (when it holds it).
+ */
+function unknownRefs(stored: Stored, given: string[] | undefined): Array<Pick<Stored, 'ref' | 'secretId' | 'version'>> {
+  if (given) return given.map((ref) => ({ ref, secretId: stored.secretId, version: stored.version }))
+  if (!stored.ref.includes(stored.secretId)) return []
+  const other = secretId()
+  return [{ ref: stored.ref.replaceAll(stored.secretId, other), secretId: other, version: stored.version }]
 }
 
 function expectCode(t: ContractTest, failure: unknown, codes: SecretProviderErrorCode[], what: string): void {
