@@ -10,9 +10,10 @@ import { startSecretsManagerStandIn } from './secrets-manager-stand-in.js'
 // the SDK's `endpoint` option. Credentials: static dummies in this test's environment only, picked
 // up by the SDK's default chain (its environment step), as real ones would be.
 const accessKeyId = 'AKIASTANDIN000000000'
+const secretAccessKey = 'stand-in-dummy-secret-access-key-0000000'
 Object.assign(process.env, {
   AWS_ACCESS_KEY_ID: accessKeyId,
-  AWS_SECRET_ACCESS_KEY: 'stand-in-dummy-secret-access-key-0000000',
+  AWS_SECRET_ACCESS_KEY: secretAccessKey,
   AWS_REGION: 'us-east-1',
   AWS_EC2_METADATA_DISABLED: 'true',
   AWS_CONFIG_FILE: '/nonexistent/aws-config',
@@ -22,7 +23,7 @@ delete process.env.AWS_SESSION_TOKEN
 delete process.env.AWS_PROFILE
 
 void t.test('aws_secrets_manager passes the secret provider contract', async (t) => {
-  const aws = await startSecretsManagerStandIn({ accessKeyId })
+  const aws = await startSecretsManagerStandIn({ accessKeyId, secretAccessKey })
   t.teardown(() => aws.close())
   const down = await closedPort()
   await secretProviderContract(t, () => awsSecretsManagerProvider(), {
@@ -31,11 +32,11 @@ void t.test('aws_secrets_manager passes the secret provider contract', async (t)
     // Secrets Manager deletes a secret with all its versions.
     deletesSingleVersions: false,
   })
-  t.ok(aws.calls.every((c) => c.accessKeyId === accessKeyId), 'every call was signed with the credentials from the default chain')
+  t.ok(aws.calls.length > 0 && aws.calls.every((c) => c.accessKeyId === accessKeyId), 'every call was signed (signature verified) with the credentials from the default chain')
 })
 
 void t.test('the wire: JSON 1.1 targets, versions as VersionIds, the KMS key and prefix on create, deletion window', async (t) => {
-  const aws = await startSecretsManagerStandIn({ accessKeyId })
+  const aws = await startSecretsManagerStandIn({ accessKeyId, secretAccessKey })
   t.teardown(() => aws.close())
   const provider = awsSecretsManagerProvider()
   t.teardown(() => provider.close?.())
@@ -58,7 +59,7 @@ void t.test('the wire: JSON 1.1 targets, versions as VersionIds, the KMS key and
 })
 
 void t.test('imported refs: a JSON key, listRemote by name prefix', async (t) => {
-  const aws = await startSecretsManagerStandIn({ accessKeyId })
+  const aws = await startSecretsManagerStandIn({ accessKeyId, secretAccessKey })
   t.teardown(() => aws.close())
   const provider = awsSecretsManagerProvider()
   t.teardown(() => provider.close?.())
@@ -79,7 +80,7 @@ void t.test('imported refs: a JSON key, listRemote by name prefix', async (t) =>
 })
 
 void t.test('faults: a hanging endpoint times out, 403 is access_denied, a closed port is unavailable; no value in any message', async (t) => {
-  const aws = await startSecretsManagerStandIn({ accessKeyId })
+  const aws = await startSecretsManagerStandIn({ accessKeyId, secretAccessKey })
   t.teardown(() => aws.close())
   const provider = awsSecretsManagerProvider()
   t.teardown(() => provider.close?.())
@@ -112,6 +113,9 @@ void t.test('faults: a hanging endpoint times out, 403 is access_denied, a close
   const stranger = awsSecretsManagerProvider({ clientConfig: { credentials: { accessKeyId: 'AKIAOTHER00000000000', secretAccessKey: 'x' } } })
   t.teardown(() => stranger.close?.())
   await expectFailure('unknown credentials', 'access_denied', () => stranger.resolve({ ref, config }), /UnrecognizedClientException/)
+  const forger = awsSecretsManagerProvider({ clientConfig: { credentials: { accessKeyId, secretAccessKey: 'not-the-secret-access-key' } } })
+  t.teardown(() => forger.close?.())
+  await expectFailure('a wrong secret access key', 'access_denied', () => forger.resolve({ ref, config }), /InvalidSignatureException/)
 
   const down = await closedPort()
   const gone = { endpoint: `http://127.0.0.1:${down}`, maxAttempts: 1 }

@@ -1,11 +1,12 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { createHash, createHmac, randomBytes, randomUUID, type Hash, type Hmac } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { SignatureV4 } from '@smithy/signature-v4'
 
 /**
  * A local AWS Secrets Manager speaking its JSON 1.1 protocol: `POST /` with
  * `X-Amz-Target: secretsmanager.<Operation>` and `Content-Type: application/x-amz-json-1.1`, SigV4
- * `Authorization` headers (the access key id and service are checked, not the signature), errors as
+ * `Authorization` headers (the access key id, scope and signature are verified), errors as
  * `{"__type": "<Exception>", "message": "…"}`. Operations: CreateSecret, PutSecretValue,
  * GetSecretValue, DeleteSecret, ListSecrets. Real HTTP on 127.0.0.1.
  */
@@ -46,7 +47,7 @@ class AwsError extends Error {
   }
 }
 
-export async function startSecretsManagerStandIn(options: { accessKeyId: string; region?: string }): Promise<SecretsManagerStandIn> {
+export async function startSecretsManagerStandIn(options: { accessKeyId: string; secretAccessKey: string; region?: string }): Promise<SecretsManagerStandIn> {
   const region = options.region ?? 'us-east-1'
   const secrets: Secret[] = []
   const calls: SecretsManagerStandIn['calls'] = []
@@ -168,6 +169,9 @@ export async function startSecretsManagerStandIn(options: { accessKeyId: string;
     if (credential[1] !== options.accessKeyId || credential[3] !== 'secretsmanager') {
       return reply(res, 400, { __type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' })
     }
+    if (!(await signatureMatches(req, text, credential[2]!, options))) {
+      return reply(res, 400, { __type: 'InvalidSignatureException', message: 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.' })
+    }
     const [service, operation] = target.split('.')
     const op = service === 'secretsmanager' && operation ? operations[operation] : undefined
     if (!op) return reply(res, 400, { __type: 'UnknownOperationException', message: `Unknown operation ${target}` })
@@ -208,6 +212,50 @@ export async function startSecretsManagerStandIn(options: { accessKeyId: string;
     },
   }
   return standIn
+}
+
+/** SHA-256 and HMAC-SHA-256 from node:crypto, in the shape the SigV4 signer takes. */
+class NodeSha256 {
+  readonly #hash: Hash | Hmac
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', toBuffer(secret))
+  }
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.#hash.update(toBuffer(data))
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.#hash.digest())
+  }
+}
+function toBuffer(data: string | ArrayBuffer | ArrayBufferView): Buffer {
+  if (typeof data === 'string') return Buffer.from(data, 'utf8')
+  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  return Buffer.from(data)
+}
+
+/** Signs the request again with the expected credentials, over the headers it says it signed, and compares. */
+async function signatureMatches(req: IncomingMessage, body: string, region: string, keys: { accessKeyId: string; secretAccessKey: string }): Promise<boolean> {
+  const authorization = String(req.headers.authorization ?? '')
+  const signedHeaders = /SignedHeaders=([^,\s]+)/.exec(authorization)?.[1]?.split(';') ?? []
+  const amzDate = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(String(req.headers['x-amz-date'] ?? ''))
+  if (!signedHeaders.includes('host') || !amzDate) return false
+  const [, y, mo, d, h, mi, se] = amzDate
+  const url = new URL(req.url ?? '/', `http://${req.headers.host}`)
+  const signer = new SignatureV4({ credentials: keys, region, service: 'secretsmanager', sha256: NodeSha256, uriEscapePath: true })
+  const signed = await signer.sign(
+    {
+      method: req.method ?? 'POST',
+      protocol: 'http:',
+      hostname: url.hostname,
+      port: Number(url.port),
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: Object.fromEntries(signedHeaders.map((name) => [name, String(req.headers[name] ?? '')])),
+      body,
+    },
+    { signingDate: new Date(Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +se!)) },
+  )
+  return signed.headers.authorization === authorization
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
