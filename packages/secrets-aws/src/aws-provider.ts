@@ -208,6 +208,8 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
 
     async listRemote({ config, query, pageSize, nextToken }) {
       const cfg = parseConfig(config)
+      // A name holds only these characters: a query with any other (or a leading `!`, AWS's negation) matches nothing.
+      if (query && !/^[A-Za-z0-9/_+=.@-]+$/.test(query)) return { items: [] }
       // AWS's name filter matches the start of a name (case-sensitive); also match under slaw's prefix.
       const values = query ? [...new Set([query, `${cfg.prefix}${query}`])] : []
       const answer = await send(cfg, 'list secrets', (c, abortSignal) =>

@@ -77,6 +77,9 @@ void t.test('imported refs: a JSON key, listRemote by name prefix', async (t) =>
   t.same([...first.items, ...second.items].map((i) => i.name), ['prod/db', 'prod/api'], 'both prod secrets, one a page')
   t.equal(second.nextToken, undefined, 'and no further page')
   t.match(aws.calls.at(-1)!.body, { Filters: [{ Key: 'name', Values: ['prod/'] }], MaxResults: 1 }, 'the name filter and page size go to AWS')
+  const calls = aws.calls.length
+  t.same(await provider.listRemote!({ config, query: '!prod', pageSize: 10 }), { items: [] }, 'a query no name can hold matches nothing (no negation by a leading !)')
+  t.equal(aws.calls.length, calls, 'without asking AWS')
 })
 
 void t.test('faults: a hanging endpoint times out, 403 is access_denied, a closed port is unavailable; no value in any message', async (t) => {

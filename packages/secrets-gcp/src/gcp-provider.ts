@@ -228,7 +228,8 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
     async listRemote({ config, query, pageSize, nextToken }) {
       const cfg = parseConfig(config)
       const parent = `projects/${await project(cfg)}`
-      if (query !== undefined && !/^[A-Za-z0-9_-]*$/.test(query)) throw invalid('query may hold only letters, digits, _ and - (the characters of a secret id)')
+      // A secret id holds only these characters: a query with any other matches nothing (and never reaches the filter syntax).
+      if (query !== undefined && !/^[A-Za-z0-9_-]*$/.test(query)) return { items: [] }
       const [secrets, , response] = await call(cfg, `list secrets of ${parent}`, (c, o) =>
         c.listSecrets({ parent, pageSize, ...(nextToken ? { pageToken: nextToken } : {}), ...(query ? { filter: `name:${query}` } : {}) }, { ...o, autoPaginate: false }),
       )

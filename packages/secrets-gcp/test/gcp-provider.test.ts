@@ -54,6 +54,9 @@ void t.test('the wire: create with replication and labels, add versions, destroy
   await p.delete({ ref: two.ref, config })
   t.match(gcp.requests.at(-1), { method: 'DELETE', path: '/v1/projects/123456789012/secrets/slaw-abc' }, 'the secret goes with its last version')
   t.same(await p.listRemote!({ config, pageSize: 10 }), { items: [] }, 'and leaves listings')
+  await p.store({ secretId: 'listed', version: 1, value: 'x', config })
+  t.same((await p.listRemote!({ config, query: 'list', pageSize: 10 })).items.map((i) => i.name), ['slaw-listed'], 'a name filter')
+  t.same(await p.listRemote!({ config, query: 'a OR b', pageSize: 10 }), { items: [] }, 'a query no secret id can hold matches nothing, and never becomes filter syntax')
 })
 
 void t.test('faults: a hanging endpoint times out, 403 is access_denied, a closed port is unavailable; no value in any message', async (t) => {
