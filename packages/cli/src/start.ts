@@ -1,6 +1,7 @@
 import { createInstance, type InstanceOptions, type SlawInstance, type Storage } from '@slaw/core'
 import { pgStorage, pgliteStorage } from '@slaw/storage-pg'
 import { redisLocks } from '@slaw/lock-redis'
+import { installedSecretProviders } from './secret-providers.js'
 import { httpAdapter, processAdapter } from '@slaw/adapters'
 import { towerClient } from '@slaw/tower-client'
 import type { StartConfig } from './config.js'
@@ -13,6 +14,8 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     storage,
     ...(config.redisUrl ? { locks: redisLocks({ url: config.redisUrl }) } : {}),
     adapters: [processAdapter(), httpAdapter()],
+    // Vault, AWS and GCP secret providers, those of them that are installed.
+    secretProviders: await installedSecretProviders(),
     // Always a tower client: without SVC_TOWER_URL it stays disconnected until an Operator connects it.
     tower: towerClient(
       config.tower
