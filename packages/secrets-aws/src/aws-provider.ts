@@ -1,12 +1,4 @@
-import {
-  CreateSecretCommand,
-  DeleteSecretCommand,
-  GetSecretValueCommand,
-  ListSecretsCommand,
-  PutSecretValueCommand,
-  SecretsManagerClient,
-  type SecretsManagerClientConfig,
-} from '@aws-sdk/client-secrets-manager'
+import type { SecretsManagerClient, SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager'
 import type { SecretProvider } from '@slaw/core'
 import { SecretProviderError } from '@slaw/core'
 import { formatRef, parseRef } from './refs.js'
@@ -82,11 +74,11 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
     return cfg
   }
 
-  const client = (cfg: AwsConfig): SecretsManagerClient => {
+  const client = (sdk: Sdk, cfg: AwsConfig): SecretsManagerClient => {
     const key = JSON.stringify([cfg.region, cfg.endpoint, cfg.maxAttempts, cfg.timeoutMs])
     let found = clients.get(key)
     if (!found) {
-      found = new SecretsManagerClient({
+      found = new sdk.SecretsManagerClient({
         ...options.clientConfig,
         ...(cfg.region ? { region: cfg.region } : {}),
         ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
@@ -99,10 +91,11 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
   }
 
   /** Sends one command, bounded by the config's timeout (retries included); maps every failure. */
-  const send = async <T>(cfg: AwsConfig, what: string, run: (c: SecretsManagerClient, abortSignal: AbortSignal) => Promise<T>): Promise<T> => {
+  const send = async <T>(cfg: AwsConfig, what: string, run: (c: SecretsManagerClient, sdk: Sdk, abortSignal: AbortSignal) => Promise<T>): Promise<T> => {
     const signal = AbortSignal.timeout(cfg.timeoutMs)
     try {
-      return await run(client(cfg), signal)
+      const sdk = await loadSdk()
+      return await run(client(sdk, cfg), sdk, signal)
     } catch (error) {
       throw mapError(error, what, cfg, signal.aborted)
     }
@@ -116,11 +109,11 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
       const cfg = parseConfig(config)
       const name = `${cfg.prefix}${secretId}`
       const put = () =>
-        send(cfg, `put a value of ${name}`, (c, abortSignal) => c.send(new PutSecretValueCommand({ SecretId: name, SecretString: value }), { abortSignal }))
+        send(cfg, `put a value of ${name}`, (c, sdk, abortSignal) => c.send(new sdk.PutSecretValueCommand({ SecretId: name, SecretString: value }), { abortSignal }))
       const create = () =>
-        send(cfg, `create ${name}`, (c, abortSignal) =>
+        send(cfg, `create ${name}`, (c, sdk, abortSignal) =>
           c.send(
-            new CreateSecretCommand({
+            new sdk.CreateSecretCommand({
               Name: name,
               SecretString: value,
               ...(cfg.kmsKeyId ? { KmsKeyId: cfg.kmsKeyId } : {}),
@@ -152,9 +145,9 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
       const cfg = parseConfig(config)
       const parsed = parseRef(ref)
       const what = `read ${formatRef({ ...parsed, jsonKey: undefined })}`
-      const answer = await send(cfg, what, (c, abortSignal) =>
+      const answer = await send(cfg, what, (c, sdk, abortSignal) =>
         c.send(
-          new GetSecretValueCommand({
+          new sdk.GetSecretValueCommand({
             SecretId: parsed.secretId,
             ...(parsed.versionId ? { VersionId: parsed.versionId } : {}),
             ...(parsed.versionStage ? { VersionStage: parsed.versionStage } : {}),
@@ -180,9 +173,9 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
       const cfg = parseConfig(config)
       const { secretId } = parseRef(ref)
       try {
-        await send(cfg, `delete ${secretId}`, (c, abortSignal) =>
+        await send(cfg, `delete ${secretId}`, (c, sdk, abortSignal) =>
           c.send(
-            new DeleteSecretCommand({
+            new sdk.DeleteSecretCommand({
               SecretId: secretId,
               ...(cfg.recoveryWindowInDays === 0 ? { ForceDeleteWithoutRecovery: true } : { RecoveryWindowInDays: cfg.recoveryWindowInDays }),
             }),
@@ -199,7 +192,7 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
     async health(config) {
       try {
         const cfg = parseConfig(config)
-        await send(cfg, 'list secrets', (c, abortSignal) => c.send(new ListSecretsCommand({ MaxResults: 1 }), { abortSignal }))
+        await send(cfg, 'list secrets', (c, sdk, abortSignal) => c.send(new sdk.ListSecretsCommand({ MaxResults: 1 }), { abortSignal }))
         return { ok: true }
       } catch (error) {
         return { ok: false, message: error instanceof SecretProviderError ? error.message : 'aws_secrets_manager health check failed' }
@@ -212,9 +205,9 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
       if (query && !/^[A-Za-z0-9/_+=.@-]+$/.test(query)) return { items: [] }
       // AWS's name filter matches the start of a name (case-sensitive); also match under slaw's prefix.
       const values = query ? [...new Set([query, `${cfg.prefix}${query}`])] : []
-      const answer = await send(cfg, 'list secrets', (c, abortSignal) =>
+      const answer = await send(cfg, 'list secrets', (c, sdk, abortSignal) =>
         c.send(
-          new ListSecretsCommand({
+          new sdk.ListSecretsCommand({
             MaxResults: pageSize,
             ...(nextToken ? { NextToken: nextToken } : {}),
             ...(values.length ? { Filters: [{ Key: 'name', Values: values }] } : {}),
@@ -234,6 +227,14 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
       clients.clear()
     },
   }
+}
+
+type Sdk = typeof import('@aws-sdk/client-secrets-manager')
+let sdkPromise: Promise<Sdk> | undefined
+/** The SDK, loaded on first use: registering the provider (at every `slaw start`) costs nothing until a configuration uses it. */
+function loadSdk(): Promise<Sdk> {
+  sdkPromise ??= import('@aws-sdk/client-secrets-manager')
+  return sdkPromise
 }
 
 /** A provider error that remembers the AWS exception name, for the retry decisions in `store`. */

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { SecretManagerServiceClient } from '@google-cloud/secret-manager'
+import type { SecretManagerServiceClient } from '@google-cloud/secret-manager'
 import type { SecretProvider } from '@slaw/core'
 import { SecretProviderError } from '@slaw/core'
 
@@ -77,10 +77,14 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
     return cfg
   }
 
-  const client = (cfg: GcpConfig): SecretManagerServiceClient => {
+  const client = async (cfg: GcpConfig): Promise<SecretManagerServiceClient> => {
     const key = JSON.stringify([cfg.endpoint, cfg.projectId])
     let found = clients.get(key)
     if (!found) {
+      const { SecretManagerServiceClient } = await loadSdk()
+      // Another call may have made it while the SDK loaded.
+      found = clients.get(key)
+      if (found) return found
       found = new SecretManagerServiceClient({
         ...options.clientOptions,
         fallback: true,
@@ -105,7 +109,8 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
       }, cfg.timeoutMs)
     })
     try {
-      const pending = callSignal.run(controller.signal, () => run(client(cfg), { timeout: cfg.timeoutMs }))
+      const c = await Promise.race([client(cfg), timedOut])
+      const pending = callSignal.run(controller.signal, () => run(c, { timeout: cfg.timeoutMs }))
       pending.catch(() => {})
       return await Promise.race([pending, timedOut])
     } catch (error) {
@@ -255,6 +260,13 @@ class GcpSecretProviderError extends SecretProviderError {
   ) {
     super(code, message)
   }
+}
+
+let sdkPromise: Promise<typeof import('@google-cloud/secret-manager')> | undefined
+/** The client library, loaded on first use: registering the provider (at every `slaw start`) costs nothing until a configuration uses it. */
+function loadSdk(): Promise<typeof import('@google-cloud/secret-manager')> {
+  sdkPromise ??= import('@google-cloud/secret-manager')
+  return sdkPromise
 }
 
 /** The abort signal of the provider call in progress, for the requests it makes. */
