@@ -14,7 +14,9 @@ export default defineConfig({
   entry,
   format: ['esm', 'cjs'],
   dts: { compilerOptions: { customConditions: [] } },
-  sourcemap: true,
+  // No source maps: dist is unminified ESM/CJS that reads like the source, and maps (with their
+  // embedded sources) would more than double every tarball. See docs/packages.md.
+  sourcemap: false,
   clean: true,
   target: 'node20',
   splitting: true,

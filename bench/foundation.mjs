@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import postgres from 'postgres'
 import { api, load, machine, operatorKey, root, rssMb, startBare, startSlaw, waitHealthy } from './lib.mjs'
 import { bumpCounterSql, seedIssuesSql } from './seed.mjs'
-import { pgliteStorage } from '@slaw/storage-pg'
+import { pgliteStorage } from '@slaw/storage-pg/pglite'
 
 const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const duration = Number(process.env.BENCH_DURATION ?? 10)

@@ -1,6 +1,6 @@
 // An instance embedded in a host application: PGlite in memory, services called directly and over HTTP.
 import { createInstance, systemActor, type SlawInstance } from '@slaw/core'
-import { pgliteStorage } from '@slaw/storage-pg'
+import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { processAdapter } from '@slaw/adapters'
 import { pathToFileURL } from 'node:url'
 

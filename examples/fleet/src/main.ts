@@ -2,7 +2,7 @@
 // In production each runs on its own (`slaw tower`, and `slaw start` with SVC_TOWER_URL set).
 import { pathToFileURL } from 'node:url'
 import { createInstance, type SlawInstance } from '@slaw/core'
-import { pgliteStorage } from '@slaw/storage-pg'
+import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { processAdapter } from '@slaw/adapters'
 import { createTower, type Tower } from '@slaw/tower'
 import { towerClient } from '@slaw/tower-client'

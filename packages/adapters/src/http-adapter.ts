@@ -1,43 +1,206 @@
-import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter } from '@slaw/core'
+import { request as httpRequest, type ClientRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter, ErrorDetail } from '@slaw/core'
+import { checkSeconds, isRecord, timerMs } from './config-checks.js'
+import { OutputTail, defaultOutputTailBytes } from './output-tail.js'
+import { signatureHeader, wakeSignature } from './signature.js'
 
 export interface HttpAdapterOptions {
-  /** Default URL when an agent's adapter config names none. */
-  url?: string
-  /** Give up after this long. Default 30 s (the agent acknowledges the wake; it then runs on its own). */
-  timeoutMs?: number
+  /**
+   * How long the agent's endpoint has to answer the wake (connect, headers and body), in ms.
+   * Default 30 s. It is only an acknowledgement: the agent then works on its own and finishes the
+   * run by reporting `final: true`. When the run's own timeout is shorter, that one applies (`timed_out`).
+   */
+  requestTimeoutMs?: number
+  /** How much of the endpoint's answer is kept as the run's output: the last N bytes. Default 64 KiB. */
+  outputTailBytes?: number
 }
 
+/** The agent config of an `http` agent (DECISIONS section 4). */
+export interface HttpAgentConfig {
+  url: string
+  headers?: Record<string, string>
+  timeoutSec?: number
+}
+
+/** The JSON body POSTed to an http agent. `env` is exactly the agent's wake environment. */
+export interface HttpWakeBody {
+  runId: string
+  agentId: string
+  squadId: string
+  issueId: string | null
+  reason: string
+  /** When the wake was sent (ISO 8601), so a receiver can refuse old replays. */
+  sentAt: string
+  env: Record<string, string>
+}
+
+/** Headers an agent config may not set: the adapter owns them. */
+const reservedHeaders = new Set(['content-type', 'content-length', 'host', 'transfer-encoding', 'connection', signatureHeader.toLowerCase()])
+const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
 /**
- * Wakes an agent that runs elsewhere by POSTing the wake to its URL: `{runId, agentId, squadId,
- * issueId, reason, env}`. A 2xx answers `succeeded`, with `usage`/`liveness` from a JSON body if
- * present. Agent config: `{ url, headers? }`.
+ * Wakes an agent that runs elsewhere by POSTing the wake to its URL as JSON ({@link HttpWakeBody}),
+ * signed with `X-Svc-Signature: sha256=<hex HMAC-SHA256 of the exact body>` keyed by
+ * `input.signingSecret` (see docs/adapters.md for verifying it).
+ *
+ * - 2xx → `accepted`: the agent was reached and finishes the run itself by reporting `final: true` to
+ *   `POST /api/heartbeat-runs/{runId}/report`; the run engine enforces the run's timeout from there.
+ * - another status (redirects are not followed) → `failed` with `httpStatus`.
+ * - endpoint down, or no answer within `requestTimeoutMs` → `failed` with a sentence saying which;
+ *   no answer within the run's own `timeoutMs` (when shorter) → `timed_out`; `signal` aborts → `cancelled`.
+ * - `output` is the tail of the endpoint's answer. Error sentences name the URL's origin only, since
+ *   webhook URLs often carry a token in their path or query.
  */
 export function httpAdapter(options: HttpAdapterOptions = {}): AgentAdapter {
-  const timeoutMs = options.timeoutMs ?? 30_000
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000
+  const tailBytes = options.outputTailBytes ?? defaultOutputTailBytes
+  const inFlight = new Set<AbortController>()
+  const pending = new Set<Promise<AdapterWakeResult>>()
+  let closed = false
+
   return {
     type: 'http',
-    async wake(input: AdapterWakeInput): Promise<AdapterWakeResult> {
-      const url = typeof input.config.url === 'string' ? input.config.url : options.url
-      if (!url) return { status: 'failed', error: 'http adapter: no url configured' }
-      const headers: Record<string, string> = { 'content-type': 'application/json' }
-      if (input.config.headers && typeof input.config.headers === 'object') {
-        for (const [k, v] of Object.entries(input.config.headers as Record<string, unknown>)) if (typeof v === 'string') headers[k] = v
+
+    validateConfig(config: Record<string, unknown>): ErrorDetail[] {
+      const details: ErrorDetail[] = []
+      const url = parseUrl(config.url)
+      if (!url) details.push({ path: '/url', message: 'an http agent needs a url starting with http:// or https://' })
+      if (config.headers !== undefined) {
+        if (!isRecord(config.headers)) details.push({ path: '/headers', message: 'headers must be an object of name: string value' })
+        else {
+          for (const [name, value] of Object.entries(config.headers)) {
+            if (!headerName.test(name)) details.push({ path: `/headers/${name}`, message: 'not a valid header name' })
+            else if (reservedHeaders.has(name.toLowerCase())) details.push({ path: `/headers/${name}`, message: `${name} is set by the adapter and cannot be configured` })
+            else if (typeof value !== 'string' || /[\r\n\0]/.test(value)) details.push({ path: `/headers/${name}`, message: 'a header value must be a string without line breaks' })
+          }
+        }
       }
-      const signal = AbortSignal.any([input.signal, AbortSignal.timeout(timeoutMs)])
+      checkSeconds(config, 'timeoutSec', 1, details)
+      return details
+    },
+
+    async wake(input: AdapterWakeInput): Promise<AdapterWakeResult> {
+      if (closed) return { status: 'cancelled', error: 'the http adapter is closed' }
+      if (input.signal.aborted) return { status: 'cancelled', error: 'the run was cancelled before the agent was called' }
+      const url = parseUrl(input.config.url)
+      if (!url) return { status: 'failed', error: 'the agent has no valid url to call (adapterConfig.url)' }
+      const stop = new AbortController()
+      inFlight.add(stop)
+      const p = post(url, input, stop.signal, requestTimeoutMs, tailBytes)
+      pending.add(p)
       try {
-        const res = await fetch(url, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ runId: input.runId, agentId: input.agentId, squadId: input.squadId, issueId: input.issueId, reason: input.reason, env: input.env }),
-          signal,
-        })
-        const body = (await res.json().catch(() => ({}))) as Pick<AdapterWakeResult, 'usage' | 'liveness'>
-        if (!res.ok) return { status: 'failed', error: `http ${res.status}` }
-        return { status: 'succeeded', ...(body.usage ? { usage: body.usage } : {}), ...(body.liveness ? { liveness: body.liveness } : {}) }
-      } catch (err) {
-        if (input.signal.aborted) return { status: 'cancelled' }
-        return { status: 'failed', error: err instanceof Error ? err.message : String(err) }
+        return await p
+      } finally {
+        inFlight.delete(stop)
+        pending.delete(p)
       }
     },
+
+    async close(): Promise<void> {
+      closed = true
+      for (const stop of inFlight) stop.abort()
+      await Promise.all(pending)
+    },
   } satisfies AgentAdapter
+}
+
+function parseUrl(value: unknown): URL | null {
+  if (typeof value !== 'string') return null
+  try {
+    const url = new URL(value)
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : null
+  } catch {
+    return null
+  }
+}
+
+function post(url: URL, input: AdapterWakeInput, closing: AbortSignal, requestTimeoutMs: number, tailBytes: number): Promise<AdapterWakeResult> {
+  const body: HttpWakeBody = {
+    runId: input.runId,
+    agentId: input.agentId,
+    squadId: input.squadId,
+    issueId: input.issueId,
+    reason: input.reason,
+    sentAt: new Date().toISOString(),
+    env: input.env,
+  }
+  const payload = Buffer.from(JSON.stringify(body))
+  const headers: Record<string, string> = {}
+  if (isRecord(input.config.headers)) {
+    for (const [name, value] of Object.entries(input.config.headers)) {
+      if (typeof value === 'string' && headerName.test(name) && !reservedHeaders.has(name.toLowerCase())) headers[name] = value
+    }
+  }
+  headers['content-type'] = 'application/json'
+  headers['content-length'] = String(payload.length)
+  if (input.signingSecret) headers[signatureHeader] = wakeSignature(input.signingSecret, payload)
+
+  const origin = url.origin
+  // The run's own timeout wins when it is the shorter one: then the run is over, not just the call.
+  const runDeadline = input.timeoutMs <= requestTimeoutMs
+  const deadlineMs = Math.min(input.timeoutMs, requestTimeoutMs)
+  const tail = new OutputTail(tailBytes)
+
+  return new Promise<AdapterWakeResult>((resolve) => {
+    let settled = false
+    let req: ClientRequest | undefined
+    const finish = (result: AdapterWakeResult): void => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      input.signal.removeEventListener('abort', onAbort)
+      closing.removeEventListener('abort', onAbort)
+      req?.destroy()
+      const output = tail.text()
+      resolve(output ? { ...result, output } : result)
+    }
+    const onAbort = (): void => finish({ status: 'cancelled', httpStatus: null, error: 'the run was cancelled while the agent was being called' })
+    const timer = setTimeout(() => {
+      finish(
+        runDeadline
+          ? { status: 'timed_out', httpStatus: null, error: `${origin} did not answer within the run's timeout (${deadlineMs} ms)` }
+          : { status: 'failed', httpStatus: null, error: `${origin} did not answer within ${deadlineMs} ms` },
+      )
+    }, timerMs(deadlineMs))
+    input.signal.addEventListener('abort', onAbort, { once: true })
+    closing.addEventListener('abort', onAbort, { once: true })
+
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest
+    // agent: false: one connection per wake, so close() leaves no pooled socket behind.
+    req = send(url, { method: 'POST', headers, agent: false })
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      finish({ status: 'failed', httpStatus: null, error: `${origin} could not be reached: ${describeNetError(err)}` })
+    })
+    req.on('response', (res) => {
+      const status = res.statusCode ?? 0
+      res.on('data', (chunk: Buffer) => tail.write(chunk))
+      res.on('error', () => {})
+      res.on('end', () => {
+        if (status >= 200 && status < 300) finish({ status: 'accepted', httpStatus: status })
+        else finish({ status: 'failed', httpStatus: status, error: `${origin} answered HTTP ${status}` })
+      })
+      res.on('close', () => {
+        if (!res.complete) finish({ status: 'failed', httpStatus: status, error: `${origin} closed the connection before its answer was complete` })
+      })
+    })
+    req.end(payload)
+  })
+}
+
+function describeNetError(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused (nothing listens there)'
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'its host name does not resolve'
+    case 'ECONNRESET':
+      return 'the connection was reset'
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'the host is unreachable'
+    default:
+      return err.code ? `${err.code}` : err.message
+  }
 }

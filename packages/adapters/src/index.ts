@@ -1,2 +1,3 @@
-export { processAdapter, type ProcessAdapterOptions } from './process-adapter.js'
-export { httpAdapter, type HttpAdapterOptions } from './http-adapter.js'
+export { processAdapter, type ProcessAdapterOptions, type ProcessAgentConfig } from './process-adapter.js'
+export { httpAdapter, type HttpAdapterOptions, type HttpAgentConfig, type HttpWakeBody } from './http-adapter.js'
+export { signatureHeader, verifyWakeSignature, wakeSignature } from './signature.js'

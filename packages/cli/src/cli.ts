@@ -1,6 +1,7 @@
 import { ConfigError, readStartConfig } from './config.js'
-import { startInstance } from './start.js'
+import { StartError, startInstance } from './start.js'
 import { startTowerFromEnv } from '@slaw/tower'
+import { secretsCommand } from './secrets.js'
 
 const usage = `Usage: slaw <command> [options]
 
@@ -9,11 +10,14 @@ Commands:
   tower                                          run the reference control tower (@slaw/tower; PORT default 3200,
                                                  DATABASE_URL or SVC_TOWER_DATA_DIR, SVC_TOWER_ADMIN_KEY,
                                                  SVC_TOWER_ENROLLMENT_SECRET)
+  secrets rotate-master-key --from-env OLD --to-env NEW
+                                                 re-encrypt local secrets and HMAC trigger secrets under a
+                                                 new master key (see docs/secrets.md)
   help                                           this text
 
 Environment: PORT, HOST, SVC_OPERATOR_KEY, DATABASE_URL, REDIS_URL, SVC_DATA_DIR (memory:// for in-memory),
 SVC_MASTER_KEY, SVC_TOWER_URL, SVC_TOWER_MODE, SVC_INSTANCE_ID, SVC_TOWER_HEARTBEAT_SEC, SVC_TOWER_SYNC_SEC,
-SVC_TOWER_ENROLLMENT_SECRET, LOG_LEVEL. See docs/configuration.md.
+SVC_TOWER_ENROLLMENT_SECRET, SVC_METRICS_PORT, SVC_METRICS_HOST, LOG_LEVEL. See docs/configuration.md.
 `
 
 /** Runs a command; resolves to an exit code, or undefined while a server keeps the process alive. */
@@ -24,6 +28,8 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
       return start(rest)
     case 'tower':
       return tower(rest)
+    case 'secrets':
+      return secrets(rest)
     case undefined:
     case 'help':
     case '--help':
@@ -47,25 +53,60 @@ async function start(argv: string[]): Promise<number | undefined> {
     }
     throw err
   }
-  const { instance, address } = await startInstance(config)
+  let started
+  try {
+    started = await startInstance(config)
+  } catch (err) {
+    if (!(err instanceof StartError)) throw err
+    // One line, and an exit: everything the start opened is closed already.
+    process.stderr.write(`slaw start: ${err.message}\n`)
+    return 1
+  }
+  const { instance, address } = started
   instance.log.info({ address, storage: instance.storage.name, locks: instance.locks.name }, 'slaw is serving')
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
+  // A promise nobody awaited (a driver's internal bookkeeping after a dropped connection, say)
+  // must not take down a server whose every request is its own transaction: log it, keep serving.
+  process.on('unhandledRejection', (err) => instance.log.error({ err }, 'unhandled promise rejection; still serving'))
+  onStopSignal((signal) => {
     instance.log.info({ signal }, 'draining')
     // Stop taking requests, finish in-flight ones, close plugins; then exit 0.
-    instance.close().then(
+    return instance.close().then(() => process.stdout.write(`slaw stopped (${signal})\n`))
+  })
+  return undefined
+}
+
+/**
+ * Stops once on SIGINT or SIGTERM, then exits 0 (1 if stopping failed). Signals that arrive while
+ * stopping are absorbed: Ctrl-C under `npm start` delivers SIGINT twice (the terminal signals the
+ * whole process group and npm forwards its own), and the second must not kill a draining process.
+ */
+function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<unknown>): void {
+  let stopping = false
+  const handle = (signal: NodeJS.Signals) => {
+    if (stopping) return
+    stopping = true
+    stop(signal).then(
       () => process.exit(0),
       (err: unknown) => {
-        instance.log.error({ err }, 'shutdown failed')
+        process.stderr.write(`slaw: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`)
         process.exit(1)
       },
     )
   }
-  process.once('SIGINT', () => stop('SIGINT'))
-  process.once('SIGTERM', () => stop('SIGTERM'))
-  return undefined
+  process.on('SIGINT', handle)
+  process.on('SIGTERM', handle)
+}
+
+async function secrets(argv: string[]): Promise<number> {
+  try {
+    return await secretsCommand(argv, process.env, (line) => process.stdout.write(`${line}\n`))
+  } catch (err) {
+    if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`slaw secrets: ${(err as Error).message}\n`)
+      return 2
+    }
+    throw err
+  }
 }
 
 async function tower(argv: string[]): Promise<number | undefined> {
@@ -75,16 +116,6 @@ async function tower(argv: string[]): Promise<number | undefined> {
   }
   const started = await startTowerFromEnv(process.env)
   process.stderr.write(`slaw tower: serving ingest v1 at ${started.address}/api/ingest/v1\n`)
-  let stopping = false
-  const stop = () => {
-    if (stopping) return
-    stopping = true
-    started.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    )
-  }
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
+  onStopSignal(() => started.close())
   return undefined
 }

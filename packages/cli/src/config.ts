@@ -1,3 +1,4 @@
+import type { TowerClientOptions } from '@slaw/tower-client'
 import { parseArgs } from 'node:util'
 
 /** Everything `slaw start` reads, from flags first and the environment second (DECISIONS.md section 1). */
@@ -10,6 +11,10 @@ export interface StartConfig {
   dataDir: string
   masterKey: string | undefined
   logLevel: string
+  /** SVC_METRICS_PORT: `/metrics` on a port of its own (no key); unset: on the API port for an Operator key. */
+  metricsPort: number | undefined
+  /** SVC_METRICS_HOST, default 127.0.0.1. */
+  metricsHost: string
   tower:
     | {
         url: string
@@ -18,6 +23,8 @@ export interface StartConfig {
         heartbeatSec: number
         syncSec: number
         enrollmentSecret: string | undefined
+        /** SVC_TOWER_LIVE_STREAM=1: offer the live channel (capability `liveStream`). */
+        liveStream: boolean
       }
     | undefined
 }
@@ -30,6 +37,17 @@ function int(name: string, raw: string | undefined, fallback: number, min: numbe
   if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`)
   return n
 }
+
+function flag(name: string, raw: string | undefined): boolean {
+  const value = raw?.trim().toLowerCase() ?? ''
+  if (value === '' || value === '0' || value === 'false') return false
+  if (value === '1' || value === 'true') return true
+  throw new ConfigError(`${name} must be 1 or 0 (got "${raw}")`)
+}
+
+/** Cadences from the environment: 1 s to 1 h (the tower's set_sync_interval is bounded 10 s to 1 h on its own). */
+const CADENCE_MIN_SEC = 1
+const CADENCE_MAX_SEC = 3600
 
 export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartConfig {
   const { values } = parseArgs({
@@ -55,15 +73,32 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
     dataDir: values['data-dir'] ?? env.SVC_DATA_DIR ?? './.slaw',
     masterKey: env.SVC_MASTER_KEY || undefined,
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
+    metricsPort: env.SVC_METRICS_PORT ? int('SVC_METRICS_PORT', env.SVC_METRICS_PORT, 0, 0, 65535) : undefined,
+    metricsHost: env.SVC_METRICS_HOST || '127.0.0.1',
     tower: towerUrl
       ? {
           url: towerUrl,
           mode,
           instanceId: env.SVC_INSTANCE_ID || undefined,
-          heartbeatSec: int('SVC_TOWER_HEARTBEAT_SEC', env.SVC_TOWER_HEARTBEAT_SEC, 60, 5, 3600),
-          syncSec: int('SVC_TOWER_SYNC_SEC', env.SVC_TOWER_SYNC_SEC, 30, 10, 3600),
+          heartbeatSec: int('SVC_TOWER_HEARTBEAT_SEC', env.SVC_TOWER_HEARTBEAT_SEC, 60, CADENCE_MIN_SEC, CADENCE_MAX_SEC),
+          syncSec: int('SVC_TOWER_SYNC_SEC', env.SVC_TOWER_SYNC_SEC, 30, CADENCE_MIN_SEC, CADENCE_MAX_SEC),
           enrollmentSecret: env.SVC_TOWER_ENROLLMENT_SECRET || undefined,
+          liveStream: flag('SVC_TOWER_LIVE_STREAM', env.SVC_TOWER_LIVE_STREAM),
         }
       : undefined,
+  }
+}
+
+/** The tower client's options for `slaw start`: without SVC_TOWER_URL it starts disconnected. */
+export function towerClientOptions(tower: StartConfig['tower']): TowerClientOptions {
+  if (!tower) return {}
+  return {
+    url: tower.url,
+    mode: tower.mode,
+    instanceId: tower.instanceId,
+    heartbeatSec: tower.heartbeatSec,
+    syncSec: tower.syncSec,
+    enrollmentSecret: tower.enrollmentSecret,
+    liveStream: tower.liveStream,
   }
 }

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
-import { readStartConfig } from '@slaw/cli'
+import { readStartConfig, towerClientOptions } from '@slaw/cli'
 
 const bin = new URL('../src/bin.ts', import.meta.url).pathname
 const nodeArgs = ['--import', 'tsx', '--conditions=slaw-source', bin]
@@ -48,9 +48,25 @@ t.test('config: flags over env, defaults, and clear errors', async (t) => {
   t.equal(c.tower, undefined)
   t.equal(readStartConfig([], {}).port, 3100)
   t.throws(() => readStartConfig([], { PORT: 'abc' }), /PORT must be an integer/)
+  t.equal(c.metricsPort, undefined, 'metrics on the API port by default')
+  t.equal(readStartConfig([], { SVC_METRICS_PORT: '9464' }).metricsPort, 9464)
+  t.throws(() => readStartConfig([], { SVC_METRICS_PORT: 'x' }), /SVC_METRICS_PORT must be an integer/)
   t.throws(() => readStartConfig([], { SVC_TOWER_URL: 'http://x', SVC_TOWER_MODE: 'loud' }), /SVC_TOWER_MODE/)
   const tower = readStartConfig([], { SVC_TOWER_URL: 'http://127.0.0.1:3200', SVC_TOWER_MODE: 'advisory', SVC_TOWER_SYNC_SEC: '15' })
   t.same(tower.tower && { url: tower.tower.url, mode: tower.tower.mode, syncSec: tower.tower.syncSec, heartbeatSec: tower.tower.heartbeatSec }, { url: 'http://127.0.0.1:3200', mode: 'advisory', syncSec: 15, heartbeatSec: 60 })
+})
+
+t.test('config: tower cadences accept 1 to 3600 s, SVC_TOWER_LIVE_STREAM offers the live channel', async (t) => {
+  const base = { SVC_TOWER_URL: 'http://127.0.0.1:3200' }
+  const fast = readStartConfig([], { ...base, SVC_TOWER_HEARTBEAT_SEC: '1', SVC_TOWER_SYNC_SEC: '1' }).tower
+  t.same(fast && [fast.heartbeatSec, fast.syncSec], [1, 1], 'one second is accepted for both')
+  const slow = readStartConfig([], { ...base, SVC_TOWER_HEARTBEAT_SEC: '3600', SVC_TOWER_SYNC_SEC: '3600' }).tower
+  t.same(slow && [slow.heartbeatSec, slow.syncSec], [3600, 3600])
+  t.throws(() => readStartConfig([], { ...base, SVC_TOWER_SYNC_SEC: '0' }), /SVC_TOWER_SYNC_SEC must be an integer from 1 to 3600/)
+  t.throws(() => readStartConfig([], { ...base, SVC_TOWER_HEARTBEAT_SEC: '3601' }), /SVC_TOWER_HEARTBEAT_SEC must be an integer from 1 to 3600/)
+  t.equal(towerClientOptions(readStartConfig([], base).tower).liveStream, false, 'off by default')
+  t.equal(towerClientOptions(readStartConfig([], { ...base, SVC_TOWER_LIVE_STREAM: '1' }).tower).liveStream, true, 'SVC_TOWER_LIVE_STREAM=1 turns it on')
+  t.throws(() => readStartConfig([], { ...base, SVC_TOWER_LIVE_STREAM: 'maybe' }), /SVC_TOWER_LIVE_STREAM/)
 })
 
 t.test('slaw start: first start prints an Operator key once; it works; SIGTERM exits 0', async (t) => {
@@ -58,7 +74,9 @@ t.test('slaw start: first start prints an Operator key once; it works; SIGTERM e
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const port = await freePort()
   const first = await start({ SVC_DATA_DIR: dir, SVC_OPERATOR_KEY: '' }, port)
-  t.same(first.health, { status: 'ok' })
+  const health = first.health as { status: string; parts: Record<string, unknown> }
+  t.equal(health.status, 'ok')
+  t.same(Object.keys(health.parts).sort(), ['jobs', 'locks', 'storage', 'tower'], 'health reports each part')
   const key = /\s(slaw_op_[A-Za-z0-9_-]+)/.exec(first.output())?.[1]
   t.ok(key, 'a key was printed')
   const squads = await fetch(`http://127.0.0.1:${port}/api/squads`, { headers: { authorization: `Bearer ${key}` } })

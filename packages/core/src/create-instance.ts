@@ -1,20 +1,26 @@
 import type { FastifyInstance } from 'fastify'
 import pino, { type Logger as PinoLogger, type LoggerOptions } from 'pino'
+import { validatePluginShapes } from './plugin-shapes.js'
 import type { AgentAdapter } from './contracts/agent-adapter.js'
 import type { LockProvider } from './contracts/lock-provider.js'
 import type { SecretProvider } from './contracts/secret-provider.js'
 import type { Storage } from './contracts/storage.js'
 import type { TowerClient } from './contracts/tower-client.js'
 import { buildApp } from './http/app.js'
+import { requestSerializer, secretLogPaths } from './logging.js'
 import { memoryLocks } from './locks/memory-locks.js'
 import type { ServiceContext } from './services/context.js'
 import { createServices, type Services } from './services/index.js'
 import { JobRunner, type JobRunnerOptions } from './services/jobs.js'
-import { MasterKey } from './services/master-key.js'
+import { checkMasterKey, loadMasterKey, type MasterKeyOption } from './services/master-key-store.js'
+import { RoutineScheduler, type RoutineSchedulerOptions } from './services/routine-scheduler.js'
+import { routineRunJobKind } from './services/routines.js'
+import { checkHealth } from './services/health.js'
+import { SlawMetrics, type MetricsOptions } from './http/metrics.js'
 import { slawVersion } from './version.js'
 
 export interface InstanceOptions {
-  /** Where everything lives. `pgStorage()` / `pgliteStorage()` from `@slaw/storage-pg`. */
+  /** Where everything lives. `pgStorage()` from `@slaw/storage-pg`, `pgliteStorage()` from `@slaw/storage-pg/pglite`. */
   storage: Storage
   /** Serialises checkouts; default in-process locks (one node). `redisLocks()` for several nodes. */
   locks?: LockProvider
@@ -37,10 +43,25 @@ export interface InstanceOptions {
   /** Background job runner settings, or false to run no jobs on this node. */
   jobs?: JobRunnerOptions | false
   /**
-   * The master key (SVC_MASTER_KEY: 32 bytes as hex or base64, raw bytes, or a `MasterKey`). Every
-   * node of one instance must share it. Without it a random key is used for this process only.
+   * The master key that encrypts local secrets and HMAC trigger secrets: SVC_MASTER_KEY's text (32
+   * bytes as 64 hex digits or base64), raw bytes, a `MasterKey`, or `{ file }` (read, or generated
+   * once with mode 0600). Every node of one instance must share it. Default: `master.key` in an
+   * embedded storage's data directory; with neither (PostgreSQL, memory) a random key for this
+   * process only (not recorded, never checked). A given or file key's id is recorded in storage: a
+   * node holding another key refuses to start (`MasterKeyMismatchError`).
    */
-  masterKey?: string | Uint8Array | MasterKey
+  masterKey?: MasterKeyOption
+  /** Deadline of one secret-provider call (resolve, store, health, list). Default 10 s. */
+  secretProviderTimeoutMs?: number
+  /** Routine schedule polling on this node, or false for none. Off too when `jobs` is false. */
+  scheduler?: RoutineSchedulerOptions | false
+  /** The clock services read (schedules, replay windows). Default `() => new Date()`; tests inject one. */
+  now?: () => Date
+  /**
+   * Prometheus metrics at `GET /metrics`: on the API's port for an Operator key (default), on a
+   * port of its own without a key (`{ port }`, SVC_METRICS_PORT), or `false` for none. docs/operations.md.
+   */
+  metrics?: MetricsOptions | false
 }
 
 export interface ListenOptions {
@@ -60,6 +81,10 @@ export interface SlawInstance {
   readonly state: 'starting' | 'ready' | 'draining'
   /** The Operator token created on this start (first start without SVC_OPERATOR_KEY), else undefined. */
   readonly createdOperatorKey: string | undefined
+  /** The Prometheus metrics of this instance (undefined with `metrics: false`). */
+  readonly metrics: SlawMetrics | undefined
+  /** Where `/metrics` listens when it has a port of its own, once `listen()` resolved. */
+  readonly metricsAddress: string | undefined
   ready(): Promise<void>
   /** Starts listening; resolves to the address. */
   listen(options?: ListenOptions): Promise<string>
@@ -81,18 +106,24 @@ const redactPaths = [
 ]
 
 function makeLogger(opt: InstanceOptions['logger']): PinoLogger {
-  if (opt && typeof opt === 'object' && 'child' in opt && typeof opt.child === 'function') return opt as PinoLogger
+  // A logger of the caller's keeps its own settings; its request lines still get a scrubbed URL.
+  if (opt && typeof opt === 'object' && 'child' in opt && typeof opt.child === 'function') return (opt as PinoLogger).child({}, { serializers: { req: requestSerializer } })
   if (opt === false || opt === undefined) return pino({ enabled: false })
   const base: LoggerOptions = opt === true ? {} : (opt as LoggerOptions)
-  return pino({ level: 'info', ...base, redact: { paths: [...redactPaths, ...((base.redact as { paths?: string[] } | undefined)?.paths ?? [])], censor: '[REDACTED]' } })
+  return pino({
+    level: 'info',
+    ...base,
+    serializers: { req: requestSerializer, ...base.serializers },
+    redact: { paths: [...redactPaths, ...secretLogPaths, ...((base.redact as { paths?: string[] } | undefined)?.paths ?? [])], censor: '[REDACTED]' },
+  })
 }
 
 /**
  * Assembles an instance: validates options, fills empty slots with built-ins, initialises plugins
- * in order (storage, locks, adapters, tower) and closes them in reverse.
+ * in order (storage, locks, secrets, adapters, tower) and closes them in reverse.
  */
 export async function createInstance(options: InstanceOptions): Promise<SlawInstance> {
-  if (!options || !options.storage) throw new TypeError('createInstance: options.storage is required (pgStorage() or pgliteStorage() from @slaw/storage-pg)')
+  validatePluginShapes(options)
   const { storage } = options
   const locks = options.locks ?? memoryLocks()
   const log = makeLogger(options.logger)
@@ -102,7 +133,8 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     adapters.set(a.type, a)
   }
 
-  const masterKey = resolveMasterKey(options.masterKey, log)
+  const loadedKey = await loadMasterKey(options.masterKey, storage, log)
+  const masterKey = loadedKey.key
 
   let state: SlawInstance['state'] = 'starting'
   let jobs!: JobRunner
@@ -116,22 +148,32 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     // Replaced by the secrets service below; nothing resolves before services exist.
     secrets: { resolve: () => Promise.reject(new Error('services are not built yet')) },
     kickJobs: () => jobs.kick(),
-    now: () => new Date(),
+    now: options.now ?? (() => new Date()),
     principalsChanged: () => services.auth.invalidate(),
     towerManagesSkills: () => options.tower?.managesSkills?.() ?? false,
   }
   jobs = new JobRunner(ctx, options.jobs || {})
-  services = createServices(ctx)
+  services = createServices(ctx, {
+    ...(options.secretProviders ? { secretProviders: options.secretProviders } : {}),
+    ...(options.secretProviderTimeoutMs !== undefined ? { secretProviderTimeoutMs: options.secretProviderTimeoutMs } : {}),
+  })
+  ctx.secrets = services.secrets
   jobs.register('squad_export', (job) => services.exports.runJob(job))
+  jobs.register(routineRunJobKind, (job) => services.routines.runJob(job))
+  const scheduler = new RoutineScheduler(ctx, services.routines, options.scheduler || {})
   if (options.tower) services.tower.attach(options.tower)
 
   if (options.migrate !== false) await storage.migrate()
+  // Refuses to start with a key other than the one the data is encrypted under.
+  await checkMasterKey(storage, loadedKey, log)
   const { createdToken } = await services.auth.bootstrapOperatorKey(options.operatorKey)
   if (createdToken) {
     if (options.onOperatorKeyCreated) options.onOperatorKeyCreated(createdToken)
     else log.warn('An Operator key was created for this new instance; it is shown once by `slaw start`. Pass onOperatorKeyCreated to receive it.')
   }
 
+  const metrics = options.metrics === false ? undefined : new SlawMetrics({ storage, tower: options.tower })
+  const metricsPort = options.metrics ? options.metrics.port : undefined
   const app = await buildApp({
     services,
     logger: log,
@@ -139,14 +181,18 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     state: () => state,
     ...(options.tower ? { tower: options.tower } : {}),
     version: slawVersion,
+    health: () => checkHealth({ storage, locks, tower: options.tower, jobs: options.jobs === false ? undefined : jobs }),
+    ...(metrics ? { metrics: { metrics, route: metricsPort === undefined } } : {}),
   })
   app.addHook('onReady', async () => {
     if (options.jobs !== false) jobs.start()
+    if (options.jobs !== false && options.scheduler !== false) scheduler.start()
     if (options.tower) await options.tower.start({ storage, log, slawVersion, skills: () => services.tower.skills() })
     state = 'ready'
   })
 
   let closing: Promise<void> | undefined
+  let metricsAddress: string | undefined
   const instance: SlawInstance = {
     app,
     services,
@@ -161,16 +207,32 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     ready: async () => {
       await app.ready()
     },
+    metrics,
     async listen(listenOptions = {}) {
-      return app.listen({ port: listenOptions.port ?? 3100, host: listenOptions.host ?? '127.0.0.1' })
+      const address = await app.listen({ port: listenOptions.port ?? 3100, host: listenOptions.host ?? '127.0.0.1' })
+      if (metrics && metricsPort !== undefined) {
+        try {
+          metricsAddress = await metrics.listen(metricsPort, options.metrics ? options.metrics.host : undefined)
+        } catch (err) {
+          await app.close()
+          throw err
+        }
+      }
+      return address
+    },
+    get metricsAddress() {
+      return metricsAddress
     },
     close() {
       closing ??= (async () => {
         state = 'draining'
         await app.close()
+        await scheduler.stop()
+        await metrics?.close()
         await jobs.stop()
         if (options.tower) await options.tower.close().catch((err) => log.warn({ err }, 'tower client close failed'))
         for (const a of [...adapters.values()].reverse()) await a.close?.().catch((err) => log.warn({ err }, 'adapter close failed'))
+        await services.secretProviders.registry.close(log)
         await locks.close().catch((err) => log.warn({ err }, 'lock provider close failed'))
         await storage.close()
       })()
@@ -178,12 +240,4 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     },
   }
   return instance
-}
-
-function resolveMasterKey(given: InstanceOptions['masterKey'], log: PinoLogger): MasterKey {
-  if (given instanceof MasterKey) return given
-  if (typeof given === 'string') return MasterKey.parse(given)
-  if (given instanceof Uint8Array) return MasterKey.fromBytes(given)
-  log.warn('No master key given: using a random key for this process only (pass masterKey or set SVC_MASTER_KEY to keep encrypted values across restarts).')
-  return MasterKey.generate()
 }

@@ -29,7 +29,13 @@ export const errorCodes = {
   conflict: { status: 409, message: 'The request conflicts with existing data.' },
   lock_unavailable: { status: 503, message: 'The lock service is unavailable; retry shortly.' },
   service_unavailable: { status: 503, message: 'The service is starting or draining; retry shortly.' },
+  request_timeout: { status: 408, message: 'The request was not received in time.' },
+  header_too_large: { status: 431, message: 'The request headers are too large.' },
+  database_unavailable: { status: 503, message: 'The database is unavailable; retry shortly.' },
   internal_error: { status: 500, message: 'Internal error.' },
+  secret_key_taken: { status: 409, message: 'That secret key is already used in this squad.' },
+  secret_unavailable: { status: 409, message: 'The secret cannot be resolved.' },
+  secret_provider_config_in_use: { status: 409, message: 'Secrets still use this provider configuration.' },
 } as const satisfies Record<string, { status: number; message: string }>
 
 export type ErrorCode = keyof typeof errorCodes
@@ -39,22 +45,37 @@ export interface ErrorDetail {
   message: string
 }
 
-/** The one error type services throw; the HTTP layer turns it into `{error, code, details?}`. */
-export class SlawError extends Error {
-  readonly code: ErrorCode
+/** A registry of error codes: each with its HTTP status and default message. */
+export type ErrorRegistry<C extends string = string> = Record<C, { status: number; message: string }>
+
+/**
+ * An error coded from a registry: its status and default message come from the registry, and it
+ * answers as `{error, code, details?}`. The one error class of slaw: SlawError is it over
+ * `errorCodes`; the tower (`@slaw/tower`) uses it over its own registry.
+ */
+export class CodedError<C extends string = string> extends Error {
+  readonly code: C
   readonly statusCode: number
   readonly details: ErrorDetail[] | undefined
 
-  constructor(code: ErrorCode, message?: string, details?: ErrorDetail[]) {
-    super(message ?? errorCodes[code].message)
-    this.name = 'SlawError'
+  constructor(registry: ErrorRegistry<C>, code: C, message?: string, details?: ErrorDetail[]) {
+    super(message ?? registry[code].message)
+    this.name = 'CodedError'
     this.code = code
-    this.statusCode = errorCodes[code].status
+    this.statusCode = registry[code].status
     this.details = details
   }
 
-  toJSON(): { error: string; code: ErrorCode; details?: ErrorDetail[] } {
+  toJSON(): { error: string; code: C; details?: ErrorDetail[] } {
     return this.details ? { error: this.message, code: this.code, details: this.details } : { error: this.message, code: this.code }
+  }
+}
+
+/** The one error type services throw; the HTTP layer turns it into `{error, code, details?}`. */
+export class SlawError extends CodedError<ErrorCode> {
+  constructor(code: ErrorCode, message?: string, details?: ErrorDetail[]) {
+    super(errorCodes, code, message, details)
+    this.name = 'SlawError'
   }
 }
 

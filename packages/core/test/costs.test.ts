@@ -71,6 +71,7 @@ eachBackend(t, 'cost events: recorded in cents and tokens, attributed, reported 
     issueLocalId: issue.id,
     projectLocalId: project.id,
     provider: 'anthropic',
+    biller: null,
     billingType: 'metered_api',
     model: 'claude-sonnet-4-5',
     inputTokens: 1200,
@@ -80,7 +81,9 @@ eachBackend(t, 'cost events: recorded in cents and tokens, attributed, reported 
     occurredAt: e.occurredAt,
   })
   t.equal(facts[1]!.biller, 'openrouter')
-  t.notOk('issueLocalId' in facts[1]!)
+  // Nullable keys are present with null, never left out (the reference tower requires them).
+  t.ok('issueLocalId' in facts[1]! && facts[1]!.issueLocalId === null)
+  t.ok('projectLocalId' in facts[1]! && facts[1]!.projectLocalId === null)
   const reported = (await outboxRows(api)).filter((o) => o.entityType === 'activity_event' && o.payload.action === 'cost.reported')
   t.equal(reported.length, 2, 'cost.recorded activity maps to the tower action cost.reported')
 

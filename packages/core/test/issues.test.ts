@@ -131,6 +131,9 @@ eachBackend(t, 'issues', async (t, api) => {
     t.same(await list('?q=zeppelin'), [i4.id], 'comments survive a search refresh')
     await api.call('PATCH', `/api/issues/${i3.id}`, { comment: 'Needs a changelog entry' })
     t.same(await list('?q=changelog'), [i3.id], 'a PATCH comment is searchable')
+    await api.call('POST', `/api/issues/${i1.id}/comments`, { body: `Waiting for ${i3.identifier} first` })
+    t.same(await list(`?q=${i3.identifier}`), [i3.id, i1.id], 'q: identifier finds the issue and the issues whose comments mention it')
+    t.same(await list(`?q=${i3.identifier}`, s.agentToken), [i3.id, i1.id], 'the same for an agent of the squad')
 
     t.same(await list('?limit=2'), [i4.id, i3.id], 'limit')
     t.same(await list('?limit=2&offset=2'), [i2.id, i1.id], 'offset')

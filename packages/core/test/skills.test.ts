@@ -132,7 +132,7 @@ eachBackend(t, 'skills: create, list, get, patch, delete, with activity and outb
     trustLevel: 'local',
     updatedAt: skill.updatedAt,
   })
-  t.notOk('description' in upserts[1], 'no description: the optional field is absent')
+  t.ok('description' in upserts[1] && upserts[1].description === null, 'no description: the nullable key is sent as null')
   const tombstone = upserts[5]
   t.equal(tombstone.localId, other.id)
   t.equal(tombstone.sourceType, 'deleted', 'a delete sends a tombstone')

@@ -189,6 +189,10 @@ export function redisLocks(options: RedisLocksOptions = {}): LockProvider {
         await command('release', () => runScript(client, compareAndDelete, [redisKey], [token])).catch(() => {})
       }
     },
+    async ping() {
+      await ready(connectTimeoutMs)
+      await command('PING', () => client.ping())
+    },
     async close() {
       if (closed) return
       closed = true

@@ -29,6 +29,9 @@ t.test(
       await lockContract(t, (settings) => redisLocks({ url: redisUrl, keyPrefix, ...settings }), {
         sharedAcrossInstances: true,
         extendsWhileRunning: true,
+        // The watchdog extends every ttl/3: with 1 s a test process may stall for most of a second
+        // (a loaded CI machine) before a live holder's lock could lapse; 400 ms was not enough.
+        ttlMs: 1_000,
       })
     })
 
@@ -80,10 +83,12 @@ t.test(
       t.equal(waiterInAt, 0, 'while the holder lives, its watchdog keeps the lock past its ttl')
 
       holderClient.disconnect()
-      const diedAt = Date.now()
-      t.same(await within(ttlMs + 3_000, waiter), { value: undefined }, 'the waiter gets the lock')
-      const afterMs = waiterInAt - diedAt
-      t.ok(waiterInAt > 0 && afterMs <= ttlMs + 500, `within about a ttl of the holder's death (${afterMs} ms)`)
+      // Nobody extends the lock any more: what is left of it is at most one ttl (read from Redis,
+      // not timed by this process, so a loaded machine cannot fail it).
+      const left = await raw.pttl(keyPrefix + k)
+      t.ok(left <= ttlMs, `the dead holder's lock expires within a ttl (${left} ms left)`)
+      t.same(await within(30_000, waiter), { value: undefined }, 'the waiter gets the lock')
+      t.ok(waiterInAt > 0, 'the waiter ran')
 
       stuck.open()
       t.same(await within(3_000, holder), { value: 'late' }, "the dead holder's fn still returns its result")
@@ -91,22 +96,21 @@ t.test(
 
     t.test('Redis that cannot be reached gives LockUnavailableError promptly', async (t) => {
       const port = await freePort()
-      const locks = redisLocks({ url: `redis://127.0.0.1:${port}`, keyPrefix, connectTimeoutMs: 500 })
+      // acquireTimeoutMs far above connectTimeoutMs: the refusal must come from the connection check.
+      const locks = redisLocks({ url: `redis://127.0.0.1:${port}`, keyPrefix, connectTimeoutMs: 500, acquireTimeoutMs: 60_000 })
       t.teardown(() => locks.close())
       for (const attempt of ['first', 'second']) {
         let ran = false
-        const startedAt = Date.now()
         const outcome = await within(
-          5_000,
+          30_000,
           settle(
             locks.withLock('unreachable', 1_000, async () => {
               ran = true
             }),
           ),
         )
-        const tookMs = Date.now() - startedAt
         t.ok(isLockUnavailable(outcome), `${attempt} call refused with LockUnavailableError (${describe(outcome)})`)
-        t.ok(tookMs < 1_500, `within the connect timeout (${tookMs} ms)`)
+        t.match(describe(outcome), /redis is not reachable|redis .+ failed:/, 'by the connect timeout, not by waiting out acquireTimeoutMs')
         t.equal(ran, false, 'fn never runs')
       }
     })
@@ -156,6 +160,7 @@ t.test(
           keyPrefix,
           connectTimeoutMs: 500,
           commandTimeoutMs: 500,
+          acquireTimeoutMs: 60_000,
         })
         t.teardown(() => locks.close())
         const k = 'server-dies'
@@ -172,27 +177,23 @@ t.test(
 
         for (const attempt of ['next', 'one after']) {
           let ran = false
-          const startedAt = Date.now()
           const outcome = await within(
-            5_000,
+            30_000,
             settle(
               locks.withLock(k, 5_000, async () => {
                 ran = true
               }),
             ),
           )
-          const tookMs = Date.now() - startedAt
           t.ok(
             isLockUnavailable(outcome),
             `the ${attempt} withLock is refused with LockUnavailableError (${describe(outcome)})`,
           )
-          t.ok(tookMs < 1_500, `promptly (${tookMs} ms)`)
+          t.match(describe(outcome), /redis is not reachable|redis .+ failed:/, 'promptly: by the connect or command timeout, not by waiting out acquireTimeoutMs')
           t.equal(ran, false, 'and its fn never runs')
         }
 
-        const closingAt = Date.now()
-        await locks.close()
-        t.ok(Date.now() - closingAt < 1_500, 'close() does not hang on the dead server')
+        t.same(await within(30_000, locks.close()), { value: undefined }, 'close() does not hang on the dead server')
       },
     )
 

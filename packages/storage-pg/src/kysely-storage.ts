@@ -19,6 +19,8 @@ import { PgOutboxRepository } from './repositories/outbox.js'
 import { PgSquadRepository } from './repositories/squads.js'
 import { PgSkillRepository } from './repositories/skills.js'
 import { PgTowerStateRepository } from './repositories/tower-state.js'
+import { PgRoutineRepository } from './repositories/routines.js'
+import { PgSecretRepository } from './repositories/secrets.js'
 
 export type Db = Kysely<Database>
 
@@ -45,6 +47,8 @@ export function createSession(db: () => Db): StorageSession {
     dashboard: new PgDashboardRepository(db),
     skills: new PgSkillRepository(db),
     towerState: new PgTowerStateRepository(db),
+    routines: new PgRoutineRepository(db),
+    secrets: new PgSecretRepository(db),
   }
 }
 
@@ -53,6 +57,10 @@ export interface KyselyStorageOptions {
   dialect: Dialect
   /** Runs after the Kysely instance is destroyed (closing a client the storage created). */
   onClose?: () => Promise<void>
+  /** The on-disk data directory of an embedded database (see `Storage.dataDir`). */
+  dataDir?: string
+  /** Pool use, when the dialect knows it. */
+  poolStats?: () => { max: number; inUse: number }
 }
 
 /**
@@ -62,18 +70,22 @@ export interface KyselyStorageOptions {
  */
 export class KyselyStorage implements Storage {
   readonly name: string
+  readonly dataDir: string | undefined
   readonly db: Db
   private readonly current = new AsyncLocalStorage<Transaction<Database>>()
   private readonly session: StorageSession
   private readonly onClose: (() => Promise<void>) | undefined
   private closed = false
+  poolStats?: () => { max: number; inUse: number }
 
   constructor(options: KyselyStorageOptions) {
     this.name = options.name
+    this.dataDir = options.dataDir
     // Columns are mapped to camelCase; jsonb values (activity details, payloads, permissions) are
     // user data and keep their keys exactly as written (`api_key` must not come back as `apiKey`).
     this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] })
     this.onClose = options.onClose
+    if (options.poolStats) this.poolStats = options.poolStats
     this.session = createSession(() => this.current.getStore() ?? this.db)
   }
 
@@ -97,6 +109,8 @@ export class KyselyStorage implements Storage {
   get skills() { return this.session.skills }
   get towerState() { return this.session.towerState }
   get dashboard() { return this.session.dashboard }
+  get routines() { return this.session.routines }
+  get secrets() { return this.session.secrets }
 
   async migrate(): Promise<void> {
     const migrator = new Migrator({ db: this.db, provider: migrationProvider, migrationTableName: 'slaw_migration', migrationLockTableName: 'slaw_migration_lock' })

@@ -28,9 +28,15 @@ export function pgStorage(options: PgStorageOptions): Storage & { readonly db: K
       max: options.max ?? 10,
       types: postgresTypes,
       onnotice: () => undefined,
+      // slaw binds no array parameters, so postgres.js need not look array types up on every new
+      // connection; that lookup is also a promise nobody awaits, which crashes the process with an
+      // unhandled rejection when the connection drops during it (e.g. right after a failover).
+      fetch_types: false,
       connection: { application_name: 'slaw' },
     })
   // Kysely's destroy() ends the client through the dialect; a caller's client must stay open.
   const forDialect = owned ? client : (new Proxy(client, { get: (t, p) => (p === 'end' ? async () => undefined : Reflect.get(t, p)) }) as Sql)
-  return new KyselyStorage({ name: 'postgres', dialect: new PostgresJsDialect(forDialect) })
+  const dialect = new PostgresJsDialect(forDialect)
+  const max = options.max ?? 10
+  return new KyselyStorage({ name: 'postgres', dialect, poolStats: () => ({ max, inUse: Math.min(max, dialect.busy()) }) })
 }

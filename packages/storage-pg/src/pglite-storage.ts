@@ -1,14 +1,12 @@
-import { mkdir, readFile, rename, writeFile, readdir } from 'node:fs/promises'
-import { existsSync } from 'node:fs'
-import { createHash } from 'node:crypto'
+import { mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { createRequire } from 'node:module'
+import { join } from 'node:path'
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
 import type { Storage } from '@slaw/core'
 import { KyselyStorage } from './kysely-storage.js'
 import { migrations } from './migrations/index.js'
 import { PGliteDialect } from './pglite-dialect.js'
+import { isEmptyDir, loadPgliteTemplate, type PgliteTemplate } from './pglite-template.js'
 
 export interface PgliteStorageOptions {
   /** A directory for the data, or `memory://` to keep everything in memory. Default `./.slaw`. */
@@ -30,44 +28,17 @@ const postgresqlconf = ['shared_buffers = 16MB', 'work_mem = 4MB', 'maintenance_
 /** int8 as JS numbers (cents, counts), dates as 'YYYY-MM-DD', as with postgres.js. */
 const parsers = { 20: (x: string) => Number(x), 1082: (x: string) => x }
 
-/** The template is keyed by PGlite's version and the migration list, so it is rebuilt when either changes. */
-async function templateKey(): Promise<string> {
-  let version = 'unknown'
-  try {
-    // PGlite's exports map hides package.json; find it next to the resolved entry point. The
-    // lookup runs from both module systems (import.meta.resolve does not exist in CommonJS).
-    let dir = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'))
-    while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir)
-    version = (JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { version: string }).version
-  } catch {
-    // Fall back to the migration list alone.
-  }
-  return createHash('sha256').update(version).update(Object.keys(migrations).join(',')).digest('hex').slice(0, 16)
-}
-
-async function loadOrBuildTemplate(dir: string, extra: Partial<PGliteOptions>): Promise<Blob> {
-  const file = join(dir, `slaw-pglite-template-${await templateKey()}.tar.gz`)
-  if (existsSync(file)) return new Blob([await readFile(file)])
-  const pg = new PGlite({ ...extra, parsers, postgresqlconf })
-  const storage = new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg) })
-  await storage.migrate()
-  const dump = await pg.dumpDataDir('gzip')
-  await storage.close()
-  await pg.close()
-  const bytes = Buffer.from(await dump.arrayBuffer())
-  await mkdir(dir, { recursive: true })
-  // Write then rename: concurrent builders never leave a torn file behind.
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`
-  await writeFile(tmp, bytes)
-  await rename(tmp, file)
-  return new Blob([bytes])
-}
-
-async function isEmptyDir(dir: string): Promise<boolean> {
-  try {
-    return (await readdir(dir)).length === 0
-  } catch {
-    return true
+/** slaw's schema as a template: rebuilt when PGlite's version or the migration list changes. */
+function storageTemplate(extra: Partial<PGliteOptions>): PgliteTemplate {
+  return {
+    name: 'slaw-pglite-template',
+    keyParts: [Object.keys(migrations).join(',')],
+    options: { ...extra, parsers, postgresqlconf },
+    async build(pg) {
+      const storage = new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg) })
+      await storage.migrate()
+      await storage.close()
+    },
   }
 }
 
@@ -81,7 +52,7 @@ export async function pgliteStorage(options: PgliteStorageOptions = {}): Promise
   const memory = dataDir === 'memory://'
   const fresh = memory || (await isEmptyDir(join(dataDir, 'pgdata')))
   const extra = options.pglite ?? {}
-  const loadDataDir = fresh ? await loadOrBuildTemplate(options.templateDir ?? join(tmpdir(), 'slaw-pglite'), extra) : undefined
+  const loadDataDir = fresh ? await loadPgliteTemplate(options.templateDir ?? join(tmpdir(), 'slaw-pglite'), storageTemplate(extra)) : undefined
   if (!memory) await mkdir(join(dataDir, 'pgdata'), { recursive: true })
   const pg = new PGlite({
     ...(memory ? {} : { dataDir: join(dataDir, 'pgdata') }),
@@ -91,5 +62,5 @@ export async function pgliteStorage(options: PgliteStorageOptions = {}): Promise
     ...extra,
   })
   await pg.waitReady
-  return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg), onClose: () => pg.close() })
+  return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg), onClose: () => pg.close(), ...(memory ? {} : { dataDir }) })
 }

@@ -1,7 +1,9 @@
 import type { ColumnType, Generated, Insertable, RawBuilder, Selectable } from 'kysely'
 import type { GovernanceTables } from './schema-governance.js'
 import type { SkillTables } from './schema-skills.js'
+import type { SecretTables } from './schema-secrets.js'
 import type { TowerTables } from './schema-tower.js'
+import type { RoutineTables } from './schema-routines.js'
 
 /** Table shapes as Kysely sees them (camelCase: the CamelCasePlugin maps to snake_case columns). */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
@@ -200,7 +202,7 @@ export interface AgentWakeupsTable {
   createdAt: CreatedAt
 }
 
-export interface Database extends GovernanceTables, SkillTables, TowerTables {
+export interface Database extends GovernanceTables, SkillTables, TowerTables, RoutineTables, SecretTables {
   squads: SquadsTable
   agents: AgentsTable
   apiKeys: ApiKeysTable

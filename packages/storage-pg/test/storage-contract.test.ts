@@ -1,6 +1,7 @@
 import t from 'tap'
 import { storageContract } from '@slaw/core/testing'
-import { pgStorage, pgliteStorage } from '@slaw/storage-pg'
+import { pgStorage } from '@slaw/storage-pg'
+import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { freshDatabase, testDatabaseUrl } from '../../core/test/helpers/backends.js'
 
 t.test('PGlite', async (t) => {

@@ -43,3 +43,39 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   const at = Date.parse(trimmed)
   return Number.isNaN(at) ? undefined : Math.max(0, at - now)
 }
+
+/**
+ * When one step (sync, a skill pull) may run again after failures: its own backoff, so a step that
+ * keeps failing never delays another (heartbeats above all). An explicit trigger runs it at once.
+ */
+export class RetryGate {
+  private retryAt = 0
+
+  constructor(private readonly backoff: Backoff) {}
+
+  ready(now: number, forced: boolean): boolean {
+    return forced || now >= this.retryAt
+  }
+
+  /** The step failed last time it ran (and has not succeeded since). */
+  get failing(): boolean {
+    return this.retryAt > 0
+  }
+
+  /** Milliseconds until the step may run again (0 when it may now). */
+  waitMs(now: number): number {
+    return Math.max(0, this.retryAt - now)
+  }
+
+  succeeded(): void {
+    this.backoff.reset()
+    this.retryAt = 0
+  }
+
+  /** Records one more failure; returns the delay before the next try. */
+  failed(now: number, retryAfterMs?: number): number {
+    const delay = this.backoff.next(retryAfterMs)
+    this.retryAt = now + delay
+    return delay
+  }
+}

@@ -1,30 +1,27 @@
 import './formats.js'
 import { randomBytes } from 'node:crypto'
-import { Value } from '@sinclair/typebox/value'
 import type { BillingType, TowerClient, TowerClientContext, TowerMode, TowerStatus } from '@slaw/core'
-import { uuidv7 } from '@slaw/core'
-import {
-  Directive, ENROLLMENT_STATES, MAX_SYNC_INTERVAL_SEC, MIN_SYNC_INTERVAL_SEC, RESYNC_TYPES, Skill, SkillCatalog,
-  type EnrollResponse, type EnrollmentState, type Fact, type HeartbeatRequest, type HeartbeatResponse, type ManifestResponse, type ResyncType,
-  type SyncResponse, type Upsert,
-} from '@slaw/core/ingest'
-import { Backoff } from './backoff.js'
+import { Backoff, RetryGate } from './backoff.js'
+import { Directives } from './directives.js'
+import { Enrollment } from './enrollment.js'
+import { sendHeartbeat } from './heartbeat.js'
 import { AbortedError, IngestError, IngestHttp } from './http.js'
-import { hostName, isValidInstanceId, machineIdFor, newInstanceId, newSalt, osName } from './identity.js'
-import { LimitEnforcer, dayStart, monthOf } from './limits.js'
-import { LiveChannel } from './live.js'
+import { hostName } from './identity.js'
+import { LimitEnforcer } from './limits.js'
+import { LiveControl } from './live-control.js'
 import { resolveOptions, type ResolvedOptions, type TowerClientOptions } from './options.js'
-import { StateStore, type EnrollmentRecord, type IdentityState, type ReportRecord, type TowerStateData } from './state.js'
-import { fillBatch, padCursor, resyncPayload, seqGreater, toWire, type WireOptions } from './wire.js'
+import { endsTheCycle, errInfo, errorRecord, isCredentialLost, type Reporter } from './reporter.js'
+import { pullSkills } from './skills.js'
+import { StateStore, type EnrollmentRecord, type ReportRecord, type TowerStateData } from './state.js'
+import { OutboxSync } from './sync.js'
 
 /** The storage lease the reporting node holds. */
 export const REPORTER_LEASE = 'tower_reporter'
 
-/** Rows per page of a full resync. */
-const RESYNC_PAGE = 1000
-
 /** Keys of the state that describe one enrollment with one tower; a new tower or identity starts them afresh. */
-const perTowerKeys = ['enrollment', 'cursor', 'syncIntervalSec', 'limit', 'limitAlerts', 'resync', 'manifest', 'skillsHint', 'report'] as const
+const perTowerKeys = [
+  'enrollment', 'cursor', 'syncIntervalSec', 'limit', 'limitAlerts', 'resync', 'manifest', 'skillsHint', 'report', 'rejections',
+] as const
 
 type Waiter = { resolve(): void; reject(err: Error): void }
 
@@ -64,18 +61,71 @@ class DefaultTowerClient implements TowerClient {
   private retryAt = 0
   private lastHeartbeat = 0
   private lastSyncCheck = 0
-  private lastPoll = 0
   private lastLoad = 0
   private leaseAt = 0
   private readonly startedAt = Date.now()
-  private live: LiveChannel | undefined
   private readonly limits: LimitEnforcer
+  /** What the parts below share (the instance, the state, the signal of the call in flight). */
+  private readonly reporter: Reporter
+  private readonly enrollment: Enrollment
+  private readonly sync: OutboxSync
+  private readonly directives: Directives
+  private readonly live: LiveControl
   /** The last sync failed for a reason other than reachability: heartbeats say `degraded`. */
   private degraded = false
+  /** Sync and skill pulls back off on their own, never holding up heartbeats. */
+  private readonly syncGate: RetryGate
+  private readonly skillsGate: RetryGate
+  /** A step of this cycle failed (its error is recorded); `cycleFailure` when the tower was not reached. */
+  private cycleFailed = false
+  private cycleFailure: Error | undefined
 
   constructor(private readonly options: ResolvedOptions) {
     this.backoff = new Backoff(options.retryBaseMs, options.retryMaxMs)
+    this.syncGate = new RetryGate(new Backoff(options.retryBaseMs, options.retryMaxMs))
+    this.skillsGate = new RetryGate(new Backoff(options.retryBaseMs, options.retryMaxMs))
     this.limits = new LimitEnforcer(() => this.ctx?.storage, options.limitUsageTtlMs)
+    this.reporter = this.shared()
+    this.enrollment = new Enrollment(this.reporter)
+    this.live = new LiveControl(this.reporter, () => this.liveTarget())
+    this.directives = new Directives(this.reporter, this.limits, this.live)
+    this.sync = new OutboxSync(this.reporter, {
+      applyDirectives: (list) => this.directives.apply(list),
+      heartbeatIfDue: async (http, apiKey) => {
+        if (Date.now() - this.lastHeartbeat >= this.options.heartbeatSec * 1000) await this.heartbeat(http, apiKey)
+      },
+      acknowledged: () => {
+        this.degraded = false
+      },
+    })
+  }
+
+  /** The shared view the parts read: live getters, as the context, the state and the signal change. */
+  private shared(): Reporter {
+    const client = this
+    return {
+      get ctx() {
+        return client.requireCtx()
+      },
+      get store() {
+        return client.store!
+      },
+      options: this.options,
+      get signal() {
+        return client.controller.signal
+      },
+      get stopped() {
+        return client.stopped
+      },
+      wire: { reportIssueTitles: this.options.reportIssueTitles },
+    }
+  }
+
+  /** The live channel connects to the tower in effect with this instance's key. */
+  private liveTarget(): { url: string; apiKey: string } | undefined {
+    const { url } = this.effective()
+    const e = this.enrollmentFor(url)
+    return url && e?.apiKey ? { url, apiKey: e.apiKey } : undefined
   }
 
   // Lifecycle -------------------------------------------------------------------------------
@@ -85,7 +135,7 @@ class DefaultTowerClient implements TowerClient {
     this.ctx = ctx
     this.store = new StateStore(ctx.storage)
     await this.store.load()
-    await this.ensureIdentity()
+    await this.enrollment.ensureIdentity()
     this.loaded = true
     this.loop = this.run()
   }
@@ -98,14 +148,13 @@ class DefaultTowerClient implements TowerClient {
     const grace = setTimeout(() => this.controller.abort(), this.options.closeGraceMs)
     await this.loop
     clearTimeout(grace)
-    this.closeLive('instance closing')
+    this.live.close('instance closing')
     for (const w of this.waiters.splice(0)) w.reject(new Error('the tower client is closing'))
     if (this.leader) {
       // Everything is written as it changes; write what this node owns once more, then let another node report.
       const d = this.store!.data
-      await this.store!.save({ ...(d.cursor !== undefined ? { cursor: d.cursor } : {}), ...(d.report ? { report: d.report } : {}) }).catch((err) =>
-        this.ctx!.log.warn({ err: errInfo(err) }, 'tower client state flush failed'),
-      )
+      const owned = { ...(d.cursor !== undefined ? { cursor: d.cursor } : {}), ...(d.report ? { report: d.report } : {}) }
+      await this.store!.save(owned).catch((err) => this.ctx!.log.warn({ err: errInfo(err) }, 'tower client state flush failed'))
       await this.ctx.storage.towerState.releaseLease(REPORTER_LEASE, this.holder).catch(() => undefined)
       this.leader = false
     }
@@ -163,6 +212,8 @@ class DefaultTowerClient implements TowerClient {
     })
     this.backoff.reset()
     this.retryAt = 0
+    this.syncGate.succeeded()
+    this.skillsGate.succeeded()
     this.kick(true)
   }
 
@@ -200,7 +251,8 @@ class DefaultTowerClient implements TowerClient {
           : e?.state === 'pending'
             ? 'This instance is waiting for its control tower to approve its enrollment.'
             : 'This instance is not enrolled with its control tower yet.'
-    return { code: 'instance_not_enrolled', message: `${why} In enforce mode the API answers once the tower approves it; an Operator can follow and act through /api/tower.` }
+    const next = 'In enforce mode the API answers once the tower approves it; an Operator can follow and act through /api/tower.'
+    return { code: 'instance_not_enrolled', message: `${why} ${next}` }
   }
 
   managesSkills(): boolean {
@@ -237,10 +289,13 @@ class DefaultTowerClient implements TowerClient {
       lastHeartbeatAt: e && r?.lastHeartbeatAt ? new Date(r.lastHeartbeatAt) : null,
       lastSyncAt: e && r?.lastSyncAt ? new Date(r.lastSyncAt) : null,
       spoolDepth: await ctx.storage.outbox.countAfter(cursor),
+      oldestUnsentAt: (await ctx.storage.outbox.readAfter(cursor, 1))[0]?.createdAt ?? null,
       appliedLimitVersion: e && data.limit ? data.limit.version : null,
       appliedSkillCatalogVersion: hook ? await hook.appliedCatalogVersion() : null,
       limit: e && data.limit ? data.limit : null,
       lastError: r?.lastError ? { code: r.lastError.code, message: r.lastError.message, at: new Date(r.lastError.at) } : null,
+      rejectedCount: e ? (data.rejections?.count ?? 0) : 0,
+      lastRejection: e && data.rejections?.last ? { ...data.rejections.last, at: new Date(data.rejections.last.at) } : null,
     }
   }
 
@@ -261,7 +316,7 @@ class DefaultTowerClient implements TowerClient {
     await this.operatorAction(async () => {
       const mode = this.effective().mode
       await this.store!.save({ control: { url: null, mode, configuredUrl: this.options.url ?? null, at: new Date().toISOString() } })
-      this.closeLive('disconnected')
+      this.live.close('disconnected')
       this.ctx!.log.info({}, 'tower disconnected by an Operator')
     })
   }
@@ -274,7 +329,7 @@ class DefaultTowerClient implements TowerClient {
       const e = this.enrollmentFor(url)
       if (e) await store.save({ enrollment: { ...e, enrollmentId: null, state: null, apiKey: null } })
       await this.saveReport({ lastError: null, unreachable: false, protocolUnsupported: false })
-      this.closeLive('re-enrolling')
+      this.live.close('re-enrolling')
       this.ctx!.log.info({}, 'tower re-enrollment requested by an Operator')
     })
   }
@@ -291,7 +346,7 @@ class DefaultTowerClient implements TowerClient {
     await this.exclusive(async () => {
       const { url } = this.effective()
       const e = this.enrollmentFor(url)
-      if (url && e?.state === 'active' && e.apiKey) await this.pullSkills(this.http(url), e.apiKey)
+      if (url && e?.state === 'active' && e.apiKey) await pullSkills(this.reporter, this.http(url), e.apiKey)
     })
   }
 
@@ -316,7 +371,7 @@ class DefaultTowerClient implements TowerClient {
     }
     const { url } = this.effective()
     if (!url) {
-      this.closeLive('disconnected')
+      this.live.close('disconnected')
       if (this.leader) {
         await ctx.storage.towerState.releaseLease(REPORTER_LEASE, this.holder)
         this.leader = false
@@ -332,7 +387,7 @@ class DefaultTowerClient implements TowerClient {
       if (this.leader) this.leaseAt = at
     }
     if (!this.leader) {
-      this.closeLive('another node reports')
+      this.live.close('another node reports')
       settle(new Error('another node of this instance reports to the tower'))
       return Math.min(this.options.refreshMs, this.options.leaseMs / 2)
     }
@@ -346,13 +401,19 @@ class DefaultTowerClient implements TowerClient {
       return this.retryAt - now
     }
     const renew = this.options.leaseMs / 3
+    this.cycleFailed = false
+    this.cycleFailure = undefined
     try {
       const next = await this.report(url, forced)
       this.backoff.reset()
       this.retryAt = 0
       const r = store.report()
-      if (r.unreachable || r.protocolUnsupported) await this.saveReport({ unreachable: false, protocolUnsupported: false })
-      settle()
+      // Everything asked of the tower this cycle answered: the status tells the truth again.
+      const allWell = !this.cycleFailed && !this.syncGate.failing && !this.skillsGate.failing
+      if (allWell && (r.unreachable || r.protocolUnsupported || r.lastError)) {
+        await this.saveReport({ unreachable: false, protocolUnsupported: false, lastError: null })
+      }
+      settle(this.cycleFailure)
       return Math.min(next, renew)
     } catch (err) {
       if (err instanceof AbortedError) {
@@ -376,15 +437,15 @@ class DefaultTowerClient implements TowerClient {
     let e = this.enrollmentFor(url)
     if (e?.state === 'rejected' || e?.state === 'revoked') {
       // Terminal: no more calls until an Operator re-enrolls (or the tower is changed).
-      this.closeLive(`enrollment ${e.state}`)
+      this.live.close(`enrollment ${e.state}`)
       return this.options.refreshMs
     }
     if (!e || !e.enrollmentId || !e.state || (e.state === 'active' && !e.apiKey)) {
-      e = await this.enroll(http, url, e)
+      e = await this.enrollment.enroll(http, url, e)
     } else if (e.state === 'pending') {
-      const wait = e.pollIntervalSec * 1000 - (Date.now() - this.lastPoll)
+      const wait = e.pollIntervalSec * 1000 - (Date.now() - this.enrollment.lastPoll)
       if (!forced && wait > 0) return wait
-      e = await this.poll(http, e)
+      e = await this.enrollment.poll(http, e)
     }
     if (e.state !== 'active' || !e.apiKey) {
       if (e.state === 'pending') return e.pollIntervalSec * 1000
@@ -394,25 +455,58 @@ class DefaultTowerClient implements TowerClient {
     const apiKey = e.apiKey
     const heartbeatMs = this.options.heartbeatSec * 1000
     const syncMs = (store.data.syncIntervalSec ?? this.options.syncSec) * 1000
+    // Heartbeats keep their own cadence: sync and skill pulls back off on their own gates below.
     if (forced || Date.now() - this.lastHeartbeat >= heartbeatMs) await this.heartbeat(http, apiKey)
     const syncDue = forced || Date.now() - this.lastSyncCheck >= syncMs
     // A reconciliation the tower asked for (or the nightly one) and a queued resync do not wait for the
     // sync interval; the outbox is drained first so the counts compared are current.
-    if (syncDue || this.reconcileDue() || Object.keys(store.data.resync ?? {}).length > 0) {
+    const syncWanted = syncDue || this.sync.reconcileDue() || this.sync.resyncPending()
+    if (syncWanted && this.syncGate.ready(Date.now(), forced)) {
       if (syncDue) this.lastSyncCheck = Date.now()
-      await this.drain(http, apiKey)
-      await this.optional('reconciliation', () => this.reconcile(http, apiKey))
-      await this.resync(http, apiKey)
+      await this.step('sync', this.syncGate, async () => {
+        await this.sync.drain(http, apiKey)
+        await this.optional('reconciliation', () => this.sync.reconcile(http, apiKey))
+        await this.sync.resync(http, apiKey)
+      })
     }
-    await this.optional('skills', async () => {
-      const hook = this.ctx!.skills()
-      const hint = store.data.skillsHint
-      if (hook && hint !== undefined && hint > ((await hook.appliedCatalogVersion()) ?? -1)) await this.pullSkills(http, apiKey)
-    })
-    await this.optional('limit alerts', () => this.limitAlerts())
-    const untilHeartbeat = heartbeatMs - (Date.now() - this.lastHeartbeat)
-    const untilSync = syncMs - (Date.now() - this.lastSyncCheck)
-    return Math.max(0, Math.min(untilHeartbeat, untilSync))
+    const skillsWanted = await this.skillsBehind()
+    if (skillsWanted && this.skillsGate.ready(Date.now(), forced)) {
+      await this.step('skill pull', this.skillsGate, () => pullSkills(this.reporter, http, apiKey))
+    }
+    await this.optional('limit alerts', () => this.directives.limitAlerts())
+    const now = Date.now()
+    const untilHeartbeat = heartbeatMs - (now - this.lastHeartbeat)
+    const untilSync = Math.max(syncMs - (now - this.lastSyncCheck), this.syncGate.waitMs(now))
+    const untilSkills = skillsWanted && (await this.skillsBehind()) ? this.skillsGate.waitMs(now) : Infinity
+    return Math.max(0, Math.min(untilHeartbeat, untilSync, untilSkills))
+  }
+
+  /** The tower hinted at a catalog newer than the one applied. */
+  private async skillsBehind(): Promise<boolean> {
+    const hook = this.ctx!.skills()
+    const hint = this.store!.data.skillsHint
+    return !!hook && hint !== undefined && hint > ((await hook.appliedCatalogVersion()) ?? -1)
+  }
+
+  /**
+   * Runs sync or a skill pull. A failure backs off that step alone and is recorded (`unreachable`
+   * when the tower was not reached); refused credentials and protocol still end the cycle.
+   */
+  private async step(what: string, gate: RetryGate, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn()
+      gate.succeeded()
+    } catch (err) {
+      if (err instanceof AbortedError || endsTheCycle(err)) throw err
+      const retryable = err instanceof IngestError && err.retryable
+      const delay = gate.failed(Date.now(), err instanceof IngestError ? err.retryAfterMs : undefined)
+      if (!retryable) this.degraded = true
+      this.cycleFailed = true
+      if (retryable) this.cycleFailure = err as Error
+      const detail = err instanceof IngestError ? { status: err.status, code: err.code, error: err.message } : { err: errInfo(err) }
+      this.ctx!.log.warn({ ...detail, retryInMs: delay }, `tower ${what} failed; retrying later`)
+      await this.saveReport({ lastError: errorRecord(err), ...(retryable ? { unreachable: true } : {}) })
+    }
   }
 
   /** Runs a step whose failure must not hold up the rest; reachability and auth errors still stop the cycle. */
@@ -421,30 +515,17 @@ class DefaultTowerClient implements TowerClient {
       await fn()
     } catch (err) {
       if (err instanceof AbortedError) throw err
-      if (err instanceof IngestError && (err.retryable || err.status === 401 || err.status === 403 || err.status === 426)) throw err
+      if (err instanceof IngestError && (err.retryable || endsTheCycle(err))) throw err
       this.ctx!.log.warn({ err: errInfo(err) }, `tower ${what} failed`)
       await this.saveReport({ lastError: errorRecord(err) })
     }
   }
 
-  // Enrollment -----------------------------------------------------------------------------
-
-  private identity(): IdentityState {
-    return this.store!.data.identity!
-  }
-
-  private async ensureIdentity(): Promise<void> {
-    const store = this.store!
-    const id = store.data.identity
-    const instanceId = this.options.instanceId ?? (id?.instanceId && isValidInstanceId(id.instanceId) ? id.instanceId : newInstanceId())
-    const salt = id?.salt ?? newSalt()
-    const machineId = this.options.machineId ?? id?.machineId ?? machineIdFor(salt)
-    if (!id || id.instanceId !== instanceId || id.machineId !== machineId || id.salt !== salt) await store.save({ identity: { salt, machineId, instanceId } })
-  }
+  // The parts ------------------------------------------------------------------------------
 
   /** Forgets everything tied to the previous tower or identity (the outbox replays from the start for the new one). */
   private async forgetTower(): Promise<void> {
-    this.closeLive('tower changed')
+    this.live.close('tower changed')
     const patch: Partial<TowerStateData> = {}
     for (const key of perTowerKeys) (patch as Record<string, undefined>)[key] = undefined
     await this.store!.save(patch)
@@ -452,383 +533,15 @@ class DefaultTowerClient implements TowerClient {
     this.lastSyncCheck = 0
   }
 
-  private async enroll(http: IngestHttp, url: string, previous: EnrollmentRecord | undefined): Promise<EnrollmentRecord> {
-    const id = this.identity()
-    const body = {
-      protocolVersion: this.options.protocolVersion,
-      instance: { machineId: id.machineId, instanceId: id.instanceId, hostname: hostName(), os: osName(), slawVersion: this.ctx!.slawVersion.slice(0, 32) },
-      capabilities: { reportIssueTitles: this.options.reportIssueTitles, liveStream: this.options.liveStream },
-      ...(this.options.enrollmentSecret ? { enrollmentSecret: this.options.enrollmentSecret } : {}),
-    }
-    const res = await http.post<EnrollResponse>('/enroll', body, { signal: this.controller.signal })
-    return this.recordEnrollment(url, previous, res.body, 'enroll')
-  }
-
-  private async poll(http: IngestHttp, e: EnrollmentRecord): Promise<EnrollmentRecord> {
-    this.lastPoll = Date.now()
-    const res = await http.post<EnrollResponse>('/enroll/poll', { protocolVersion: this.options.protocolVersion, enrollmentId: e.enrollmentId }, { signal: this.controller.signal })
-    return this.recordEnrollment(e.towerUrl, e, res.body, 'poll')
-  }
-
-  private async recordEnrollment(url: string, previous: EnrollmentRecord | undefined, body: EnrollResponse, via: 'enroll' | 'poll'): Promise<EnrollmentRecord> {
-    if (!body || typeof body.enrollmentId !== 'string' || !ENROLLMENT_STATES.includes(body.state as EnrollmentState)) {
-      throw new IngestError(502, 'invalid_response', `${via}: the tower answered without an enrollment`)
-    }
-    const id = this.identity()
-    const apiKey = typeof body.apiKey === 'string' && body.apiKey ? body.apiKey : null
-    let state: EnrollmentState | null = body.state
-    let enrollmentId: string | null = body.enrollmentId
-    if (state === 'active' && !apiKey && via === 'poll') {
-      // The key of this enrollment was handed out and never reached us: enroll again (key recovery).
-      state = null
-      enrollmentId = null
-    }
-    const record: EnrollmentRecord = {
-      towerUrl: url,
-      machineId: id.machineId,
-      instanceId: id.instanceId,
-      enrollmentId,
-      state,
-      pollIntervalSec: Number.isInteger(body.pollIntervalSec) && body.pollIntervalSec > 0 ? body.pollIntervalSec : 10,
-      apiKey: state === 'active' ? apiKey : null,
-      everActive: (previous?.everActive ?? false) || (state === 'active' && !!apiKey),
-    }
-    await this.store!.save({ enrollment: record })
-    if (state === 'pending') this.lastPoll = Date.now()
-    if (record.state === 'active' && record.apiKey && previous?.apiKey !== record.apiKey) this.ctx!.log.info({ enrollmentId: record.enrollmentId }, 'enrolled with the control tower')
-    else if (record.state !== previous?.state) this.ctx!.log.info({ enrollmentId: record.enrollmentId, state: record.state }, 'tower enrollment state')
-    return record
-  }
-
-  // Heartbeat, sync, manifest --------------------------------------------------------------
-
   private async heartbeat(http: IngestHttp, apiKey: string): Promise<void> {
-    const ctx = this.ctx!
-    const store = this.store!
     this.lastHeartbeat = Date.now()
-    const now = new Date()
-    const month = monthOf(now)
-    const f = await ctx.storage.towerState.figures({ dayStart: dayStart(now), monthStart: month.start, month: month.key })
-    const hook = ctx.skills()
-    const appliedCatalog = hook ? await hook.appliedCatalogVersion() : undefined
-    const body: HeartbeatRequest = {
-      protocolVersion: this.options.protocolVersion,
-      sentAt: now.toISOString(),
-      status: this.degraded ? 'degraded' : 'ok',
-      uptimeSec: Math.floor((Date.now() - this.startedAt) / 1000),
-      counts: { squads: f.squads, agents: f.agents, activeRuns: f.activeRuns, openIssues: f.openIssues },
-      spend: { todayCents: f.todayCents, monthCents: f.monthCents },
-      lastEventCursor: store.data.cursor !== undefined ? padCursor(store.data.cursor) : null,
-      appliedLimitVersion: store.data.limit?.version ?? 0,
-      ...(hook ? { appliedSkillCatalogVersion: appliedCatalog ?? 0 } : {}),
-    }
-    const res = await http.post<HeartbeatResponse>('/heartbeat', body, { apiKey, signal: this.controller.signal })
-    await this.saveReport({ lastHeartbeatAt: new Date().toISOString() })
-    await this.applyDirectives(res.body.directives)
-  }
-
-  private wireOptions(): WireOptions {
-    return { reportIssueTitles: this.options.reportIssueTitles }
-  }
-
-  /** Sends the outbox after the acknowledged cursor, batch by batch, until nothing is left. */
-  private async drain(http: IngestHttp, apiKey: string): Promise<void> {
-    const ctx = this.ctx!
-    const store = this.store!
-    const limits = { upserts: this.options.batchUpserts, facts: this.options.batchFacts }
-    const readLimit = limits.upserts + limits.facts
-    for (;;) {
-      if (this.stopped) return
-      const after = store.data.cursor ?? '0'
-      const rows = await ctx.storage.outbox.readAfter(after, readLimit)
-      if (!rows.length) return
-      const batch = fillBatch(rows, this.wireOptions(), limits)
-      for (const s of batch.skipped) ctx.log.warn({ seq: s.seq, reason: s.reason }, 'outbox row not sent to the tower')
-      const directives = await this.sendBatch(http, apiKey, padCursor(batch.lastSeq!), batch.upserts, batch.facts)
-      // The cursor moves only now, acknowledged; one write with the report.
-      await store.save({ cursor: batch.lastSeq!, report: { ...store.report(), lastSyncAt: new Date().toISOString() } })
-      await this.applyDirectives(directives)
-      if (Date.now() - this.lastHeartbeat >= this.options.heartbeatSec * 1000) await this.heartbeat(http, apiKey)
-      if (rows.length < readLimit && batch.rows === rows.length) return
-    }
-  }
-
-  /** Sends one batch; resolves to the directives of the response once the tower acknowledged it. */
-  private async sendBatch(http: IngestHttp, apiKey: string, batchCursor: string, upserts: Upsert[], facts: Fact[]): Promise<unknown> {
-    const res = await http.post<SyncResponse>(
-      '/sync',
-      { protocolVersion: this.options.protocolVersion, sentAt: new Date().toISOString(), batchCursor, upserts, facts },
-      { apiKey, signal: this.controller.signal },
-    )
-    const ack = res.body.acknowledgedCursor
-    // Only an acknowledgement at or past what we proposed moves the cursor.
-    if (typeof ack !== 'string' || seqGreater(batchCursor, ack)) {
-      throw new IngestError(502, 'not_acknowledged', `sync: the tower acknowledged ${String(ack)} for batch ${batchCursor}`)
-    }
-    this.degraded = false
-    return res.body.directives
-  }
-
-  private reconcileDue(): boolean {
-    const m = this.store!.data.manifest ?? { lastAt: null, requested: false }
-    return m.requested || !m.lastAt || Date.now() - Date.parse(m.lastAt) >= this.options.manifestIntervalSec * 1000
-  }
-
-  private async reconcile(http: IngestHttp, apiKey: string): Promise<void> {
-    const ctx = this.ctx!
-    const store = this.store!
-    if (!this.reconcileDue()) return
-    const counts = await ctx.storage.towerState.manifestCounts()
-    const res = await http.post<ManifestResponse>('/manifest', { protocolVersion: this.options.protocolVersion, sentAt: new Date().toISOString(), counts }, { apiKey, signal: this.controller.signal })
-    const types = (Array.isArray(res.body.resyncTypes) ? res.body.resyncTypes : []).filter((t): t is ResyncType => (RESYNC_TYPES as readonly string[]).includes(t))
-    const resync = { ...(store.data.resync ?? {}) }
-    for (const t of types) resync[t] = ''
-    await store.save({ manifest: { lastAt: new Date().toISOString(), requested: false }, ...(types.length ? { resync } : {}) })
-    if (types.length) ctx.log.info({ resyncTypes: types }, 'the tower asked for a resync')
-  }
-
-  /** Sends current rows of each queued type, page by page; progress is kept so a restart resumes. */
-  private async resync(http: IngestHttp, apiKey: string): Promise<void> {
-    const ctx = this.ctx!
-    const store = this.store!
-    for (const type of RESYNC_TYPES) {
-      for (;;) {
-        const after = store.data.resync?.[type]
-        if (after === undefined || this.stopped) break
-        const page = await this.resyncPage(type, after)
-        const upserts: Upsert[] = []
-        const facts: Fact[] = []
-        for (const p of page.payloads) {
-          const item = toWire(type === 'cost_event' ? 'fact' : 'upsert', p, this.wireOptions())
-          if ('skip' in item) ctx.log.warn({ type, reason: item.skip }, 'row not resynced')
-          else if (item.kind === 'upsert') upserts.push(item.value)
-          else facts.push(item.value)
-        }
-        // A resync batch proposes the cursor already acknowledged: it carries no outbox rows.
-        const directives = upserts.length || facts.length ? await this.sendBatch(http, apiKey, padCursor(store.data.cursor ?? '0'), upserts, facts) : []
-        const resync = { ...(store.data.resync ?? {}) }
-        if (page.lastId === null || page.count < RESYNC_PAGE) delete resync[type]
-        else resync[type] = page.lastId
-        await store.save({ resync, report: { ...store.report(), lastSyncAt: new Date().toISOString() } })
-        await this.applyDirectives(directives)
-      }
-    }
-  }
-
-  private async resyncPage(type: ResyncType, after: string): Promise<{ payloads: Array<Record<string, unknown>>; lastId: string | null; count: number }> {
-    const storage = this.ctx!.storage
-    const month = monthOf(new Date()).key
-    const spent = async (squadIds: string[], scope: 'squad' | 'agent') => {
-      const out = new Map<string, number>()
-      for (const squadId of new Set(squadIds)) {
-        for (const r of await storage.costs.rollups(squadId, month, scope)) out.set(scope === 'squad' ? squadId : r.key, r.costCents)
-      }
-      return out
-    }
-    const ts = storage.towerState
-    const last = <T extends { id: string }>(rows: T[]) => (rows.length ? rows[rows.length - 1]!.id : null)
-    switch (type) {
-      case 'squad': {
-        const rows = await ts.scanSquads(after, RESYNC_PAGE)
-        const s = await spent(rows.map((r) => r.id), 'squad')
-        return { payloads: rows.map((r) => resyncPayload.squad(r, s.get(r.id) ?? 0)), lastId: last(rows), count: rows.length }
-      }
-      case 'agent': {
-        const rows = await ts.scanAgents(after, RESYNC_PAGE)
-        const s = await spent(rows.map((r) => r.squadId), 'agent')
-        return { payloads: rows.map((r) => resyncPayload.agent(r, s.get(r.id) ?? 0)), lastId: last(rows), count: rows.length }
-      }
-      case 'project': {
-        const rows = await ts.scanProjects(after, RESYNC_PAGE)
-        return { payloads: rows.map(resyncPayload.project), lastId: last(rows), count: rows.length }
-      }
-      case 'issue': {
-        const rows = await ts.scanIssues(after, RESYNC_PAGE)
-        return { payloads: rows.map(resyncPayload.issue), lastId: last(rows), count: rows.length }
-      }
-      case 'cost_event': {
-        const rows = await ts.scanCostEvents(after, RESYNC_PAGE)
-        return { payloads: rows.map(resyncPayload.cost_event), lastId: last(rows), count: rows.length }
-      }
-    }
-  }
-
-  // Skills ---------------------------------------------------------------------------------
-
-  private async pullSkills(http: IngestHttp, apiKey: string): Promise<void> {
-    const hook = this.ctx!.skills()
-    if (!hook) return
-    const res = await http.get<unknown>('/skills', { apiKey, signal: this.controller.signal })
-    if (!Value.Check(SkillCatalog, res.body)) throw new IngestError(502, 'invalid_response', 'GET /skills: the catalog does not match the protocol')
-    const catalog = res.body
-    const applied = await hook.applyCatalog(catalog, async (key) => {
-      let one: { body: unknown }
-      try {
-        one = await http.get<unknown>(`/skills/${encodeURIComponent(key)}`, { apiKey, signal: this.controller.signal })
-      } catch (err) {
-        // Unpublished between the list and this fetch.
-        if (err instanceof IngestError && err.code === 'skill_not_found') return null
-        throw err
-      }
-      if (!Value.Check(Skill, one.body)) throw new IngestError(502, 'invalid_response', `GET /skills/${key}: the skill does not match the protocol`)
-      return one.body
-    })
-    this.ctx!.log.info({ catalogVersion: applied, skills: catalog.skills.length }, 'tower skill catalog applied')
-  }
-
-  // Directives -----------------------------------------------------------------------------
-
-  /** Applies directives one by one, in the order given; one the client does not know is skipped. */
-  private async applyDirectives(list: unknown): Promise<void> {
-    if (!Array.isArray(list)) return
-    const ctx = this.ctx!
-    const store = this.store!
-    for (const raw of list) {
-      const d = raw as Record<string, unknown>
-      if (d && d.kind === 'set_sync_interval' && typeof d.seconds === 'number') {
-        d.seconds = Math.min(MAX_SYNC_INTERVAL_SEC, Math.max(MIN_SYNC_INTERVAL_SEC, d.seconds))
-      }
-      if (!Value.Check(Directive, d)) {
-        ctx.log.warn({ kind: typeof d?.kind === 'string' ? d.kind : null }, 'tower directive not understood; skipped')
-        continue
-      }
-      const directive = d as Directive
-      switch (directive.kind) {
-        case 'set_sync_interval':
-          await store.save({ syncIntervalSec: directive.seconds })
-          ctx.log.info({ seconds: directive.seconds }, 'tower set the sync interval')
-          break
-        case 'request_reconciliation':
-          await store.save({ manifest: { lastAt: store.data.manifest?.lastAt ?? null, requested: true } })
-          break
-        case 'request_live_stream':
-          this.openLive(directive.durationSec)
-          break
-        case 'stop_live_stream':
-          this.closeLive('the tower asked to stop')
-          break
-        case 'set_limits': {
-          const applied = store.data.limit?.version ?? 0
-          if (directive.limit.version <= applied) break
-          await store.save({ limit: directive.limit })
-          await this.limits.current(true)
-          ctx.log.info({ version: directive.limit.version, mode: directive.limit.mode }, 'tower fleet limit applied')
-          break
-        }
-        case 'skills_updated':
-          if (directive.catalogVersion > (store.data.skillsHint ?? -1)) await store.save({ skillsHint: directive.catalogVersion })
-          break
-      }
-    }
-  }
-
-  // Fleet limit alerts ---------------------------------------------------------------------
-
-  /** Raises the warning at warnPercent and the ceiling alert at 100 %, once per limit version and month. */
-  private async limitAlerts(): Promise<void> {
-    const store = this.store!
-    const spec = store.data.limit
-    if (!spec || spec.mode === 'off') return
-    // The same cached figures checkouts use (read again at most every limitUsageTtlMs).
-    const usage = await this.limits.current()
-    const percent = LimitEnforcer.percent(spec, usage)
-    const tag = `${spec.version}:${monthOf(new Date()).key}`
-    const alerts = { warned: null, reached: null, ...(store.data.limitAlerts ?? {}) }
-    const raise: Array<'tower.limit_warning' | 'tower.limit_reached'> = []
-    if (percent >= spec.warnPercent && alerts.warned !== tag) {
-      raise.push('tower.limit_warning')
-      alerts.warned = tag
-    }
-    if (percent >= 100 && alerts.reached !== tag) {
-      raise.push('tower.limit_reached')
-      alerts.reached = tag
-    }
-    if (!raise.length) return
-    const storage = this.ctx!.storage
-    const details = {
-      limitVersion: spec.version,
-      mode: spec.mode,
-      percentUsed: Number.isFinite(percent) ? Math.round(percent) : 100,
-      costLimitCents: spec.costLimitCents,
-      tokenLimit: spec.tokenLimit,
-      meteredCents: usage.meteredCents,
-      subscriptionTokens: usage.subscriptionTokens,
-    }
-    await storage.transaction(async (tx) => {
-      for (const squad of await tx.squads.list()) {
-        for (const action of raise) {
-          await tx.activity.insert({
-            id: uuidv7(),
-            squadId: squad.id,
-            actorType: 'system',
-            actorId: 'tower',
-            action,
-            entityType: 'tower_limit',
-            entityId: String(spec.version),
-            agentId: null,
-            runId: null,
-            details,
-          })
-        }
-      }
-      await tx.towerState.put({ limitAlerts: alerts })
-    })
-    store.data.limitAlerts = alerts
-    this.ctx!.log.warn(details, raise.includes('tower.limit_reached') ? 'tower fleet limit reached' : 'tower fleet limit warning')
-  }
-
-  // Live channel ---------------------------------------------------------------------------
-
-  private openLive(durationSec: number): void {
-    const ctx = this.ctx!
-    if (!this.options.liveStream) {
-      ctx.log.info({}, 'the tower asked for a live stream; liveStream is off on this instance')
-      return
-    }
-    if (this.live?.isOpen) {
-      this.live.extend(durationSec)
-      return
-    }
-    const { url } = this.effective()
-    const e = this.enrollmentFor(url)
-    if (!url || !e?.apiKey) return
-    const live = new LiveChannel(
-      {
-        towerUrl: url,
-        apiKey: e.apiKey,
-        protocolVersion: this.options.protocolVersion,
-        pingMs: this.options.livePingMs,
-        pollMs: this.options.livePollMs,
-        startSeq: this.store!.data.cursor ?? '0',
-        log: ctx.log,
-        readFacts: async (afterSeq) => {
-          const rows = await ctx.storage.outbox.readAfter(afterSeq, 500)
-          const facts: Fact[] = []
-          for (const row of rows) {
-            if (row.kind !== 'fact') continue
-            const item = toWire('fact', row.payload, this.wireOptions())
-            if (!('skip' in item) && item.kind === 'fact') facts.push(item.value)
-          }
-          return { facts, lastSeq: rows.length ? rows[rows.length - 1]!.seq : null }
-        },
-        onClose: () => {
-          if (this.live === live) this.live = undefined
-        },
-      },
-      durationSec,
-    )
-    this.live = live
-    live.open()
-  }
-
-  private closeLive(reason: string): void {
-    this.live?.close(reason)
-    this.live = undefined
+    const directives = await sendHeartbeat(this.reporter, http, apiKey, { startedAt: this.startedAt, degraded: this.degraded })
+    await this.directives.apply(directives)
   }
 
   /** True while the live channel is open (for tests and status pages). */
   get liveOpen(): boolean {
-    return !!this.live?.isOpen
+    return this.live.isOpen
   }
 
   // Errors ---------------------------------------------------------------------------------
@@ -850,22 +563,25 @@ class DefaultTowerClient implements TowerClient {
       await this.saveReport({ unreachable: true, lastError })
       return this.retryIn(delay, true)
     }
+    if (isCredentialLost(err)) {
+      // DECISIONS.md section 5: a 401 means the key is lost (the reference tower answers a revoked
+      // instance so). Back to enrolling; in enforce mode the API is gated until the tower approves again.
+      ctx.log.warn({ code: err.code }, 'the tower refused the instance key; enrolling again')
+      this.live.close('instance key refused')
+      if (e) await store.save({ enrollment: { ...e, enrollmentId: null, state: null, apiKey: null, everActive: false } })
+      await this.saveReport({ lastError, unreachable: false })
+      return this.retryIn(this.backoff.next(), false)
+    }
     switch (err.code) {
-      case 'unauthorized':
-        // The tower no longer knows our key: enroll again with the same identity (not gated once active).
-        ctx.log.warn({}, 'the tower refused the instance key; enrolling again')
-        if (e) await store.save({ enrollment: { ...e, enrollmentId: null, state: null, apiKey: null } })
-        await this.saveReport({ lastError })
-        return this.retryIn(this.backoff.next(), false)
       case 'enrollment_rejected':
       case 'enrollment_revoked': {
         const state = err.code === 'enrollment_rejected' ? 'rejected' : 'revoked'
         ctx.log.warn({ state }, 'the tower refused this instance')
-        this.closeLive(`enrollment ${state}`)
+        this.live.close(`enrollment ${state}`)
         const base: EnrollmentRecord = e ?? {
           towerUrl: url!,
-          machineId: this.identity().machineId,
-          instanceId: this.identity().instanceId,
+          machineId: this.enrollment.identity().machineId,
+          instanceId: this.enrollment.identity().instanceId,
           enrollmentId: null,
           state: null,
           pollIntervalSec: 10,
@@ -920,17 +636,4 @@ function stateOf(url: string | null, e: EnrollmentRecord | undefined, r: ReportR
   if (e.state === 'pending') return 'pending'
   if (!e.apiKey) return 'enrolling'
   return r?.unreachable ? 'unreachable' : 'connected'
-}
-
-function errorRecord(err: unknown): { code: string; message: string; at: string } {
-  return {
-    code: err instanceof IngestError ? err.code : 'internal_error',
-    message: err instanceof Error ? err.message : String(err),
-    at: new Date().toISOString(),
-  }
-}
-
-/** Error fields for a log line: name and message only (never a request with its headers). */
-function errInfo(err: unknown): { name: string; message: string } {
-  return err instanceof Error ? { name: err.name, message: err.message } : { name: 'Error', message: String(err) }
 }

@@ -57,11 +57,19 @@ export class IngestHttp {
   async post<T>(path: string, body: unknown, options: CallOptions = {}): Promise<{ status: number; body: T }> {
     const raw = Buffer.from(JSON.stringify(body))
     const compressed = await gzip(raw)
-    return this.request<T>('POST', path, compressed, { ...options, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', ...options.headers } })
+    const headers = { 'content-type': 'application/json', 'content-encoding': 'gzip', ...options.headers }
+    return this.request<T>('POST', path, compressed, { ...options, headers })
   }
 
   async get<T>(path: string, options: CallOptions = {}): Promise<{ status: number; body: T }> {
     return this.request<T>('GET', path, undefined, options)
+  }
+
+  /** Why a call did not reach the tower, in words (never the request itself). */
+  private whyUnreached(err: unknown): string {
+    if (!(err instanceof Error)) return String(err)
+    if (err.name === 'TimeoutError') return `timed out after ${this.timeoutMs} ms`
+    return (err.cause as Error | undefined)?.message ?? err.message
   }
 
   private async request<T>(method: string, path: string, body: Buffer | undefined, options: CallOptions): Promise<{ status: number; body: T }> {
@@ -76,8 +84,7 @@ export class IngestHttp {
       })
     } catch (err) {
       if (options.signal?.aborted) throw new AbortedError()
-      const reason = err instanceof Error ? (err.name === 'TimeoutError' ? `timed out after ${this.timeoutMs} ms` : (err.cause as Error | undefined)?.message ?? err.message) : String(err)
-      throw new IngestError(0, 'network_error', `${method} ${path}: ${reason}`)
+      throw new IngestError(0, 'network_error', `${method} ${path}: ${this.whyUnreached(err)}`)
     }
     let text: string
     try {

@@ -57,7 +57,9 @@ export type ResolvedOptions = Required<Omit<TowerClientOptions, 'url' | 'instanc
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new TypeError(`towerClient: ${name} must be a positive number (got ${String(value)})`)
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`towerClient: ${name} must be a positive number (got ${String(value)})`)
+  }
   return value
 }
 
@@ -75,8 +77,12 @@ export function resolveOptions(o: TowerClientOptions): ResolvedOptions {
   if (mode !== 'enforce' && mode !== 'advisory') throw new TypeError(`towerClient: mode must be enforce or advisory (got "${String(mode)}")`)
   // SVC_INSTANCE_ID applies to an embedded client too, unless the option says otherwise.
   const instanceId = o.instanceId ?? (process.env.SVC_INSTANCE_ID || undefined)
-  if (instanceId !== undefined && !isValidInstanceId(instanceId)) throw new TypeError('towerClient: instanceId must be 1 to 64 characters of [a-zA-Z0-9_-]')
-  if (o.machineId !== undefined && (o.machineId.length < 8 || o.machineId.length > 128)) throw new TypeError('towerClient: machineId must be 8 to 128 characters')
+  if (instanceId !== undefined && !isValidInstanceId(instanceId)) {
+    throw new TypeError('towerClient: instanceId must be 1 to 64 characters of [a-zA-Z0-9_-]')
+  }
+  if (o.machineId !== undefined && (o.machineId.length < 8 || o.machineId.length > 128)) {
+    throw new TypeError('towerClient: machineId must be 8 to 128 characters')
+  }
   return {
     // One spelling of the URL, so a stored connect or enrollment matches it whatever slashes were typed.
     url: o.url?.replace(/\/+$/, ''),

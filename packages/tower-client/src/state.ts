@@ -39,6 +39,21 @@ export interface ReportRecord {
   protocolUnsupported: boolean
 }
 
+/** A record the tower refused (400) or a skill this instance could not apply, as GET /api/tower shows it. */
+export interface RejectionRecord {
+  code: string
+  type: string
+  localId: string
+  message: string
+  at: string
+}
+
+/** What was parked so the rest could flow: how many, and the latest. */
+export interface RejectionsRecord {
+  count: number
+  last: RejectionRecord | null
+}
+
 export interface TowerStateData {
   identity?: IdentityState
   enrollment?: EnrollmentRecord
@@ -55,6 +70,7 @@ export interface TowerStateData {
   /** The highest catalogVersion a skills_updated hinted at. */
   skillsHint?: number
   report?: ReportRecord
+  rejections?: RejectionsRecord
 }
 
 export type StateKey = keyof TowerStateData

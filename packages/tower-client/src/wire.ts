@@ -1,12 +1,11 @@
 import './formats.js'
 import { Value } from '@sinclair/typebox/value'
-import type { TObject } from '@sinclair/typebox'
+import type { TObject, TSchema } from '@sinclair/typebox'
 import {
   ActivityEventFact, AgentUpsert, CostEventFact, IssueUpsert, MAX_FACTS, MAX_UPSERTS, ProjectUpsert, RunEventFact, SquadSkillUpsert, SquadUpsert,
   type Fact, type Upsert,
 } from '@slaw/core/ingest'
-import type { Agent, CostEvent, Issue, OutboxEntry, Project, Squad } from '@slaw/core'
-import { costEventFact, outboxUpserts, projectUpsert } from '@slaw/core'
+import type { OutboxEntry } from '@slaw/core'
 
 /**
  * The only shapes that ever leave the instance: each wire type's own fields, picked one by one from
@@ -36,11 +35,22 @@ export interface WireOptions {
 
 export type WireItem = { kind: 'upsert'; key: string; value: Upsert } | { kind: 'fact'; value: Fact }
 
+/** True when the wire field may be null (`Nullable` / `Maybe`). */
+function isNullable(field: TSchema): boolean {
+  return Array.isArray(field.anyOf) && field.anyOf.some((member: TSchema) => member.type === 'null')
+}
+
+/**
+ * The wire type's fields, and only those. A nullable field the payload lacks is sent as null: the
+ * reference tower rejects a batch whose nullable keys are missing (DECISIONS.md section 5), so the
+ * rule holds whoever built the payload.
+ */
 function pick(schema: TObject, payload: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
-  for (const field of Object.keys(schema.properties)) {
+  for (const [field, fieldSchema] of Object.entries(schema.properties)) {
     const v = payload[field]
     if (v !== undefined) out[field] = v
+    else if (isNullable(fieldSchema)) out[field] = null
   }
   return out
 }
@@ -132,14 +142,4 @@ export function seqGreater(a: string, b: string): boolean {
   const x = unpadCursor(a)
   const y = unpadCursor(b)
   return x.length !== y.length ? x.length > y.length : x > y
-}
-
-// Full resync: current rows in the same shapes core writes to the outbox.
-
-export const resyncPayload = {
-  squad: (s: Squad, spentMonthlyCents: number): Record<string, unknown> => outboxUpserts.squad(s, spentMonthlyCents).payload,
-  agent: (a: Agent, spentMonthlyCents: number): Record<string, unknown> => outboxUpserts.agent(a, spentMonthlyCents).payload,
-  project: (p: Project): Record<string, unknown> => projectUpsert(p).payload,
-  issue: (i: Issue): Record<string, unknown> => outboxUpserts.issue(i).payload,
-  cost_event: (e: CostEvent): Record<string, unknown> => costEventFact(e).payload,
 }

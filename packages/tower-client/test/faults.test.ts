@@ -113,12 +113,13 @@ t.test('500 and 429 mid-batch, a lost acknowledgement, a refused key', async (t)
     t.same(costs.map((c) => c.localId).sort(), [...ids].sort())
   })
 
-  t.test('401 on a heartbeat: the instance enrolls again and is not gated meanwhile', async (t) => {
+  t.test('401 on a heartbeat: the instance enrolls again, and serves again once the new key is active', async (t) => {
     const enrolls = proxy.count('/enroll')
     proxy.fail({ path: '/heartbeat', times: 1, status: 401, code: 'unauthorized' })
     await eventually(async () => proxy.count('/enroll') > enrolls, 10_000, 'a new enrollment')
-    t.equal((await inst.call('GET', '/api/squads')).status, 200, 'an instance that was enrolled is not gated while it recovers its key')
+    // Gated in between (DECISIONS.md section 5); this tower approves the recovery at once.
     await eventually(async () => (await inst.status()).state === 'connected', 10_000, 'connected with the new key')
+    t.equal((await inst.call('GET', '/api/squads')).status, 200, 'serving again with the new key')
     await createIssues(inst, squadId, 1, 'after-401')
     t.ok(await eventually(async () => (await tower.synced('faults-1', 'issues')).some((i) => i.title === 'after-401 0'), 10_000, 'synced with the new key'))
   })

@@ -97,3 +97,56 @@ t.test('backoff: 1 s doubling to the cap, with jitter, never sooner than Retry-A
   t.equal(parseRetryAfter('soon'), undefined)
   t.equal(parseRetryAfter(null), undefined)
 })
+
+t.test('every nullable key of every wire type is sent, as null when the payload lacks it', async (t) => {
+  // The fewest fields each type needs: nothing nullable.
+  const bare: Array<['upsert' | 'fact', Record<string, unknown>, string[]]> = [
+    ['upsert', { type: 'squad', localId: 's', name: 'S', status: 'active', spentMonthlyCents: 0, updatedAt: at }, ['budgetMonthlyCents']],
+    [
+      'upsert',
+      { type: 'agent', localId: 'a', squadLocalId: 's', name: 'A', role: 'engineer', status: 'idle', adapterType: 'process', spentMonthlyCents: 0, updatedAt: at },
+      ['budgetMonthlyCents', 'title', 'reportsToLocalId'],
+    ],
+    ['upsert', { type: 'squad_skill', localId: 'k', squadLocalId: 's', key: 'k', name: 'K', sourceType: 'local', trustLevel: 'markdown_only', updatedAt: at }, ['description']],
+    ['upsert', { type: 'issue', localId: 'i', squadLocalId: 's', title: 'T', status: 'todo', updatedAt: at }, ['projectLocalId', 'assigneeAgentLocalId']],
+    [
+      'fact',
+      {
+        type: 'cost_event', localId: 'c', squadLocalId: 's', provider: 'p', billingType: 'metered_api', model: 'm',
+        inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, costCents: 1, occurredAt: at,
+      },
+      ['agentLocalId', 'issueLocalId', 'projectLocalId', 'biller'],
+    ],
+    [
+      'fact',
+      { type: 'run_event', localId: 'r', agentLocalId: 'a', squadLocalId: 's', status: 'queued', inputTokens: 0, outputTokens: 0, occurredAt: at },
+      ['startedAt', 'finishedAt'],
+    ],
+    ['fact', { type: 'activity_event', localId: 'e', action: 'squad.created', details: {}, occurredAt: at }, ['squadLocalId', 'entityRef']],
+  ]
+  for (const [kind, payload, nullable] of bare) {
+    const sent = toWire(kind, payload, { reportIssueTitles: true })
+    if ('skip' in sent) {
+      t.fail(`${String(payload.type)} not sent: ${sent.skip}`)
+      continue
+    }
+    const value = sent.value as Record<string, unknown>
+    for (const key of nullable) t.ok(key in value && value[key] === null, `${String(payload.type)}.${key} is sent as null`)
+  }
+})
+
+t.test("core's own builders write the nullable keys", async (t) => {
+  const { costEventFact, outboxUpserts } = await import('@slaw/core')
+  const cost = costEventFact({
+    id: 'c-1', squadId: 's-1', agentId: 'a-1', issueId: null, projectId: null, provider: 'anthropic', biller: null, billingType: 'metered_api',
+    model: 'm', inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, costCents: 1, occurredAt: new Date(at), createdAt: new Date(at),
+  } as never)
+  t.match(cost.payload, { agentLocalId: 'a-1', issueLocalId: null, projectLocalId: null, biller: null })
+  for (const key of ['issueLocalId', 'projectLocalId', 'biller']) t.ok(key in cost.payload, `cost_event.${key} present`)
+  const agent = outboxUpserts.agent({
+    id: 'a-1', squadId: 's-1', name: 'A', role: 'engineer', title: null, reportsToAgentId: null, status: 'idle', adapterType: 'process',
+    budgetMonthlyCents: null, updatedAt: new Date(at),
+  } as never)
+  t.match(agent.payload, { title: null, reportsToLocalId: null })
+  t.ok('title' in agent.payload && 'reportsToLocalId' in agent.payload)
+})

@@ -22,7 +22,7 @@ export interface TowerOptions {
   dataDir?: string | undefined
   /** Bearer token of the admin API (`/api/admin`), at least 8 characters. Required. */
   adminKey: string
-  /** A pre-shared secret POST /enroll must present (body `enrollmentSecret` or header `x-enrollment-secret`). */
+  /** A pre-shared secret POST /enroll must present (body `enrollmentSecret`, header `x-enrollment-secret` or `x-botfather-enrollment-secret`). */
   enrollmentSecret?: string | undefined
   /** `true` approves every enrollment; or rules (by hostname glob, machine ids) added to those stored through the admin API. */
   autoApprove?: boolean | AutoApproveRuleInput[] | undefined
@@ -35,6 +35,8 @@ export interface TowerOptions {
   logger?: boolean | FastifyBaseLogger | FastifyLoggerOptions | undefined
   /** Trust X-Forwarded-* from a reverse proxy (client addresses for rate limits). Default false. */
   trustProxy?: boolean | string | string[] | undefined
+  /** The tower's clock for heartbeat times and the interval learnt from them; tests pass a fake one. Default: the system clock. */
+  now?: (() => Date) | undefined
   /** pollIntervalSec told to pending enrollments. Default 10. */
   pollIntervalSec?: number | undefined
   /** Largest request body, inflated. Default 32 MiB. */
@@ -64,7 +66,14 @@ export interface Tower {
 }
 
 /** Never a key or secret in a log line, whatever a custom serializer prints. */
-const redact = ['req.headers.authorization', 'req.headers["x-enrollment-secret"]', 'headers.authorization', 'headers["x-enrollment-secret"]']
+const redact = [
+  'req.headers.authorization',
+  'req.headers["x-enrollment-secret"]',
+  'req.headers["x-botfather-enrollment-secret"]',
+  'headers.authorization',
+  'headers["x-enrollment-secret"]',
+  'headers["x-botfather-enrollment-secret"]',
+]
 
 const isLogger = (value: object): value is FastifyBaseLogger => typeof (value as { info?: unknown }).info === 'function' && typeof (value as { child?: unknown }).child === 'function'
 
@@ -83,7 +92,7 @@ export async function createTower(options: TowerOptions): Promise<Tower> {
   const autoApprove: AutoApproveRuleInput[] = options.autoApprove === true ? [{ kind: 'all' }] : Array.isArray(options.autoApprove) ? options.autoApprove : []
 
   const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: options.dataDir })
-  const services = createServices(database.db, { enrollmentSecret: options.enrollmentSecret, autoApprove })
+  const services = createServices(database.db, { enrollmentSecret: options.enrollmentSecret, autoApprove, now: options.now })
   const live = createLive()
 
   const logger = options.logger ?? false

@@ -1,3 +1,4 @@
+import { CodedError, type ErrorDetail } from '@slaw/core'
 import { INGEST_ERRORS } from '@slaw/core/ingest'
 
 /**
@@ -13,27 +14,13 @@ export const towerErrors = {
 
 export type TowerErrorCode = keyof typeof towerErrors
 
-export interface ErrorDetail {
-  path: string
-  message: string
-}
+export type { ErrorDetail }
 
-/** The one error type the tower throws; the error handler turns it into `{error, code, details?}`. */
-export class TowerError extends Error {
-  readonly code: TowerErrorCode
-  readonly statusCode: number
-  readonly details: ErrorDetail[] | undefined
-
+/** The tower's errors: core's one coded error class over the tower's registry. */
+export class TowerError extends CodedError<TowerErrorCode> {
   constructor(code: TowerErrorCode, message?: string, details?: ErrorDetail[]) {
-    super(message ?? towerErrors[code].message)
+    super(towerErrors, code, message, details)
     this.name = 'TowerError'
-    this.code = code
-    this.statusCode = towerErrors[code].status
-    this.details = details
-  }
-
-  toJSON(): { error: string; code: TowerErrorCode; details?: ErrorDetail[] } {
-    return this.details ? { error: this.message, code: this.code, details: this.details } : { error: this.message, code: this.code }
   }
 }
 

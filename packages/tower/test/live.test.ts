@@ -36,7 +36,8 @@ const fact = (localId: string) => ({
   cachedInputTokens: 0,
   outputTokens: 5,
   costCents: 0,
-  occurredAt: new Date().toISOString(),
+  // Fixed: the same localId with other values would be a correction, not a resend.
+  occurredAt: '2026-01-15T12:00:00.000Z',
 })
 
 forEachBackend(t, { autoApprove: true }, async (t, h) => {

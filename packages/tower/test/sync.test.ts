@@ -56,15 +56,38 @@ forEachBackend(t, { autoApprove: true }, async (t, h) => {
     const res = await h.ingest('/sync', b2, apiKey)
     t.same(res.body.accepted, { upserts: 1, facts: 1, deduplicated: 2 })
     t.equal(res.body.acknowledgedCursor, '0000000012')
-    // A late duplicate of the older batch does not move the cursor back.
+    // A late duplicate of the older batch is acknowledged as what it is; the stored cursor does not move back.
     const late = await h.ingest('/sync', b1, apiKey)
-    t.equal(late.body.acknowledgedCursor, '0000000012')
+    t.equal(late.body.acknowledgedCursor, '0000000010', 'the answer echoes the batch stored')
     t.same(late.body.accepted, { upserts: 1, facts: 0, deduplicated: 2 })
+    const stored = async () => (await h.admin('GET', `/instances/${instancePk}`)).body.acknowledgedCursor
+    t.equal(await stored(), '0000000012', 'the high-water mark stays')
     // Cursors compare as numbers, whatever their padding.
-    t.equal((await h.ingest('/sync', batch('9', [], []), apiKey)).body.acknowledgedCursor, '0000000012')
+    t.equal((await h.ingest('/sync', batch('9', [], []), apiKey)).body.acknowledgedCursor, '9')
+    t.equal(await stored(), '0000000012')
     t.equal((await h.ingest('/sync', batch('13', [], []), apiKey)).body.acknowledgedCursor, '13')
+    t.equal(await stored(), '13')
     const n = await h.tower.db.selectFrom('tower_facts').select((eb) => eb.fn.countAll<number>().as('n')).where('instance_pk', '=', instancePk).executeTakeFirstOrThrow()
     t.equal(Number(n.n), 3)
+  })
+
+  t.test('a fact re-sent with changed values replaces the stored one', async (t) => {
+    const { apiKey, instancePk } = await h.enrolled()
+    const first = await h.ingest('/sync', batch('1', [], [costEvent('fix-1'), costEvent('fix-2')]), apiKey)
+    t.same(first.body.accepted, { upserts: 0, facts: 2, deduplicated: 0 })
+    const corrected = { ...costEvent('fix-1'), costCents: 40, biller: 'openrouter' }
+    const second = await h.ingest('/sync', batch('2', [], [corrected, costEvent('fix-2')]), apiKey)
+    t.same(second.body.accepted, { upserts: 0, facts: 1, deduplicated: 1 }, 'the correction is stored, the unchanged one deduplicated')
+    const costs = await h.admin('GET', `/instances/${instancePk}/cost-events?limit=10`)
+    const byId = new Map(costs.body.items.map((i: { data: { localId: string } }) => [i.data.localId, i.data]))
+    t.equal(costs.body.items.length, 2, 'still one row per fact')
+    t.match(byId.get('fix-1'), { costCents: 40, biller: 'openrouter' })
+    const total = costs.body.items.reduce((n: number, i: { data: { costCents: number } }) => n + i.data.costCents, 0)
+    t.equal(total, 43, 'what is summed from the facts follows the correction')
+    const otherType = await h.ingest('/sync', batch('3', [], [{ ...activity('fix-1') }]), apiKey)
+    t.same(otherType.body.accepted, { upserts: 0, facts: 0, deduplicated: 1 }, 'another type under the same localId does not replace it')
+    const twiceInOne = await h.ingest('/sync', batch('4', [], [costEvent('fix-3'), { ...costEvent('fix-3'), costCents: 9 }]), apiKey)
+    t.equal(twiceInOne.status, 200, 'the same localId twice in one batch is stored once')
   })
 
   t.test('overlapping batches in flight at once store each fact once', async (t) => {

@@ -19,7 +19,8 @@ export interface AgentAdapter {
   readonly type: string
   /**
    * Checks an agent's `adapterConfig` when it is written (agent create, hire, PATCH); problems answer
-   * 400 `invalid_payload` with these details. Omit to accept any object.
+   * 400 `invalid_payload` with these details. Omit to accept any object. Detail paths point inside
+   * the config (`/command`); the caller prefixes where the config sits (`/adapterConfig/command`).
    */
   validateConfig?(config: Record<string, unknown>): ErrorDetail[]
   wake(input: AdapterWakeInput): Promise<AdapterWakeResult>

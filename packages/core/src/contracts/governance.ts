@@ -263,6 +263,14 @@ export type NewCostEvent = Omit<CostEvent, 'createdAt'>
 export interface WindowSpendRow extends CostTotals {
   provider: string
 }
+/** One event of a `recordMany` batch, with the rollup keys it adds to and the rows written alongside it. */
+export interface CostEntry {
+  event: NewCostEvent
+  keys: RollupKey[]
+  delta: CostTotals
+  activity?: ActivityEntry[]
+  outbox?: NewOutboxEntry[]
+}
 /** What recording one cost event did: the stored event, the rollup rows after it, the token ceilings. */
 export interface RecordedCost {
   event: CostEvent
@@ -279,6 +287,12 @@ export interface CostRepository {
    * `alongside` rows (the event's activity entry, its outbox rows) are written by the same statement.
    */
   record(event: NewCostEvent, keys: RollupKey[], delta: CostTotals, alongside?: { activity?: ActivityEntry[]; outbox?: NewOutboxEntry[] }): Promise<RecordedCost>
+  /**
+   * `record` for several events in one statement (group commit). Each result's totals are the
+   * rollups as they stood right after that event, in the order given, as if recorded one by one.
+   * Rollup rows are locked squad by squad (ordered by squad id), each squad's row first.
+   */
+  recordMany(entries: CostEntry[]): Promise<RecordedCost[]>
   /** Rollup rows of a squad for one period and scope (all keys, or the keys given). */
   rollups(squadId: string, period: Period, scope: RollupScope, keys?: string[]): Promise<Array<{ key: string } & CostTotals>>
   /** Drops rollup rows of one scope key (a deleted project). */

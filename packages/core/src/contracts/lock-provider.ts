@@ -11,6 +11,11 @@
 export interface LockProvider {
   readonly name: string
   withLock<T>(key: string, ttlMs: number, fn: () => Promise<T>): Promise<T>
+  /**
+   * Optional: a cheap round trip to the backing service, for `GET /api/health`; throws when it is
+   * unreachable. A provider without one (in-process locks) is always healthy.
+   */
+  ping?(): Promise<void>
   close(): Promise<void>
 }
 

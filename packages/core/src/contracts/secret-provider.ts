@@ -10,7 +10,11 @@ export interface SecretProvider {
   readonly configKeys: readonly string[]
   /** Stores a value and returns a provider-side reference to that version. */
   store(input: { secretId: string; version: number; value: string; config: Record<string, unknown> }): Promise<{ ref: string }>
-  resolve(input: { ref: string; config: Record<string, unknown> }): Promise<string>
+  /**
+   * Reads the value a `ref` names. slaw also passes the secret's id and the version the ref belongs
+   * to (a provider may bind its ciphertext to them, as `local_encrypted` does).
+   */
+  resolve(input: { ref: string; config: Record<string, unknown>; secretId?: string; version?: number }): Promise<string>
   delete(input: { ref: string; config: Record<string, unknown> }): Promise<void>
   health(config: Record<string, unknown>): Promise<{ ok: boolean; message?: string }>
   /** Remote secrets a provider can list, for import; providers that cannot list omit it. */

@@ -8,6 +8,10 @@ import type { SkillRepository } from './skills.js'
 export type * from './skills.js'
 import type { TowerStateRepository } from './tower-state.js'
 export type * from './tower-state.js'
+import type { RoutineRepository } from './routines.js'
+export type * from './routines.js'
+import type { SecretRepository } from './secrets.js'
+export type * from './secrets.js'
 
 /**
  * Storage: everything slaw persists, behind narrow repositories.
@@ -25,6 +29,11 @@ export type * from './tower-state.js'
 export interface Storage extends StorageSession {
   /** A short name for logs, e.g. `postgres` or `pglite`. */
   readonly name: string
+  /**
+   * The directory an embedded storage keeps its data in, when it has one on disk: createInstance
+   * keeps a generated master key there when none is given. Absent for servers and memory stores.
+   */
+  readonly dataDir?: string
   /** Brings the schema up to date. Safe to call from several nodes at once. */
   migrate(): Promise<void>
   /**
@@ -35,6 +44,8 @@ export interface Storage extends StorageSession {
   transaction<T>(fn: (tx: StorageSession) => Promise<T>): Promise<T>
   /** A cheap round trip, for health checks. */
   ping(): Promise<void>
+  /** Optional: connection pool use, for `/metrics` (`inUse` counts connections held by queries and transactions). */
+  poolStats?(): { max: number; inUse: number }
   /** Closes what the storage opened itself; a client passed in by the caller stays open. */
   close(): Promise<void>
 }
@@ -60,6 +71,8 @@ export interface StorageSession {
   readonly dashboard: DashboardRepository
   readonly skills: SkillRepository
   readonly towerState: TowerStateRepository
+  readonly routines: RoutineRepository
+  readonly secrets: SecretRepository
 }
 
 /** Thrown by any write that breaks a unique constraint; `constraint` is one of `UniqueConstraint`. */
@@ -69,7 +82,18 @@ export class UniqueViolation extends Error {
     this.name = 'UniqueViolation'
   }
 }
-export type UniqueConstraint = 'squads_slug' | 'squads_issue_prefix' | 'agents_squad_name' | 'issues_squad_number' | 'issue_documents_issue_key' | 'issues_identifier'
+/**
+ * Thrown by storage when the database cannot be reached or dropped the connection mid-request
+ * (failover, restart, a pooler closing the socket). The request answers 503 `database_unavailable`;
+ * nothing of its transaction was committed, and the next request gets a fresh connection.
+ */
+export class StorageUnavailableError extends Error {
+  constructor(message = 'the database connection was lost', options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'StorageUnavailableError'
+  }
+}
+export type UniqueConstraint = 'squads_slug' | 'squads_issue_prefix' | 'agents_squad_name' | 'issues_squad_number' | 'issue_documents_issue_key' | 'issues_identifier' | 'secrets_squad_key'
 
 export interface Page {
   limit: number
@@ -88,9 +112,16 @@ export interface SquadPatch {
   budgetMonthlyCents?: number | null
   budgetHardStop?: boolean
 }
+export type SquadRowLock = 'share' | 'update'
 export interface SquadRepository {
   insert(squad: NewSquad): Promise<Squad>
-  get(id: string): Promise<Squad | undefined>
+  /**
+   * `lock` (inside a transaction) locks the row until the transaction ends: `share` against a
+   * concurrent archive (writers that must not land in an archived squad), `update` for a writer
+   * that updates the row later in the same transaction (issue numbering), so it never upgrades a
+   * share lock and deadlocks.
+   */
+  get(id: string, opts?: { lock?: SquadRowLock }): Promise<Squad | undefined>
   list(filter?: { ids?: string[] }): Promise<Squad[]>
   /** Prefixes already taken, among the candidates given. */
   takenPrefixes(candidates: string[]): Promise<string[]>
@@ -293,6 +324,8 @@ export interface ActivityFilter {
 }
 export interface ActivityRepository {
   insert(entry: NewActivity): Promise<ActivityEntry>
+  /** Writes an entry and the outbox rows of the same change together (one round trip where the backend can). */
+  record(entry: ActivityEntry, outbox: NewOutboxEntry[]): Promise<void>
   list(filter: ActivityFilter): Promise<ActivityEntry[]>
 }
 

@@ -67,8 +67,10 @@ export interface TowerSkillsHook {
    * from the stored copy, updates the others' descriptors, drops skills no longer published and
    * records `catalog.catalogVersion`, which it returns. `fetchSkill` resolves to null when the skill
    * was unpublished since the list, and rejects when the tower could not be asked.
+   * A skill whose content cannot be stored here is skipped (its previous content kept) and told to
+   * `onSkipped`, so the client can report it while the others apply.
    */
-  applyCatalog(catalog: SkillCatalog, fetchSkill: (key: string) => Promise<Skill | null>): Promise<number>
+  applyCatalog(catalog: SkillCatalog, fetchSkill: (key: string) => Promise<Skill | null>, onSkipped?: (key: string, problem: string) => void): Promise<number>
   /** The catalog version applied last, or null before the first pull. */
   appliedCatalogVersion(): Promise<number | null>
   /** Installs catalog skill `key` into the squad; resolves to the presented squad skill. */
@@ -98,9 +100,27 @@ export interface TowerStatus {
   lastSyncAt: Date | null
   /** Outbox rows not yet acknowledged by the tower. */
   spoolDepth: number
+  /** Optional: when the oldest of those rows was written (null when there is none), for `/metrics`. */
+  oldestUnsentAt?: Date | null
   appliedLimitVersion: number | null
   appliedSkillCatalogVersion: number | null
   /** The applied fleet limit, when one is. */
   limit: LimitSpec | null
   lastError: { code: string; message: string; at: Date } | null
+  /**
+   * Records the tower refused (400) and skills that could not be applied, parked so the rest flows.
+   * Optional for older clients; `GET /api/tower` shows 0 and null without them.
+   */
+  rejectedCount?: number
+  /** The latest of those: the tower's error code, the record's wire type (or `skill`) and its localId (or key). */
+  lastRejection?: TowerRejection | null
+}
+
+/** One record the tower refused, or one skill this instance could not apply. */
+export interface TowerRejection {
+  code: string
+  type: string
+  localId: string
+  message: string
+  at: Date
 }

@@ -4,9 +4,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TowerClient } from '../contracts/tower-client.js'
 import { ErrorBody } from '../schemas/common.js'
 import type { Services } from '../services/index.js'
+import type { HealthReport } from '../services/health.js'
+import type { SlawMetrics } from './metrics.js'
 import { authPlugin } from './auth.js'
-import { frameworkErrors, installErrorHandler } from './error-handler.js'
+import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js'
 import { validatorCompiler } from './validation.js'
+import { installJsonBodyParser } from './json-body.js'
 import { healthRoutes } from '../routes/health.js'
 import { openapiRoutes } from '../routes/openapi.js'
 import { squadRoutes } from '../routes/squads.js'
@@ -23,6 +26,10 @@ import { goalRoutes } from '../routes/goals.js'
 import { projectRoutes } from '../routes/projects.js'
 import { costRoutes } from '../routes/costs.js'
 import { dashboardRoutes } from '../routes/dashboard.js'
+import { routineRoutes } from '../routes/routines.js'
+import { routineTriggerRoutes } from '../routes/routine-triggers.js'
+import { secretRoutes } from '../routes/secrets.js'
+import { secretProviderRoutes } from '../routes/secret-providers.js'
 import './types.js'
 
 export interface BuildAppOptions {
@@ -32,10 +39,17 @@ export interface BuildAppOptions {
   state: () => 'starting' | 'ready' | 'draining'
   tower?: TowerClient
   version: string
+  /** Probes the parts for `GET /api/health`. */
+  health?: () => Promise<HealthReport>
+  /** Counts requests; `route: true` also serves `GET /metrics` on this app (Operator key). */
+  metrics?: { metrics: SlawMetrics; route: boolean }
 }
 
 /** Every route plugin of the local API, in registration order. Later features append here. */
-export const routePlugins = [squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, exportRoutes, towerRoutes, skillRoutes, approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes]
+export const routePlugins = [
+  squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, exportRoutes, towerRoutes, skillRoutes,
+  approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes, routineRoutes, routineTriggerRoutes, secretRoutes, secretProviderRoutes,
+]
 
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -46,6 +60,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance
 
   app.setValidatorCompiler(validatorCompiler())
@@ -54,6 +69,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   installErrorHandler(app)
   // JSON only: fastify's built-in text/plain parser would turn a text body into a 400; it is a 415.
   app.removeContentTypeParser('text/plain')
+  installJsonBodyParser(app)
 
   await app.register(swagger, {
     openapi: {
@@ -65,8 +81,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   })
   await app.register(authPlugin, { ...(opts.tower ? { tower: opts.tower } : {}) })
-  await app.register(healthRoutes, { state: opts.state })
+  await app.register(healthRoutes, { state: opts.state, ...(opts.health ? { check: opts.health } : {}) })
   await app.register(openapiRoutes)
+  if (opts.metrics) {
+    opts.metrics.metrics.attach(app)
+    if (opts.metrics.route) opts.metrics.metrics.route(app)
+  }
   for (const plugin of routePlugins) await app.register(plugin)
   return app
 }

@@ -1,5 +1,8 @@
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LockUnavailableError } from '../contracts/lock-provider.js'
+import { StorageUnavailableError } from '../contracts/storage.js'
 import { SlawError, type ErrorDetail } from '../errors.js'
 
 interface AjvIssue {
@@ -28,6 +31,26 @@ export function frameworkErrors(err: FastifyError, _request: FastifyRequest, rep
   void reply.status(out.statusCode).send(out.toJSON())
 }
 
+/**
+ * Fastify's `clientErrorHandler`: requests Node's HTTP parser rejects before fastify sees them (a
+ * header section over the size limit, a malformed request line or header, a request that timed
+ * out) get the same `{error, code}` body as every other error, then the connection closes.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has nobody left to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const out =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new SlawError('request_timeout')
+    : err.code === 'HPE_HEADER_OVERFLOW' ? new SlawError('header_too_large')
+    : new SlawError('invalid_payload', 'The request is not valid HTTP.')
+  this.log.debug({ code: err.code }, 'client error')
+  if (socket.writable) {
+    const body = JSON.stringify(out.toJSON())
+    socket.write(`HTTP/1.1 ${out.statusCode} ${STATUS_CODES[out.statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
+}
+
 /** Maps every failure onto the error body of DECISIONS.md. 5xx bodies never carry internals. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvIssue[]; validationContext?: string }, request, reply) => {
@@ -40,6 +63,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       const details = detailsOf(err.validation, err.validationContext)
       out = new SlawError('invalid_payload', `Invalid ${err.validationContext ?? 'request'}: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details)
     } else if (err instanceof LockUnavailableError) out = new SlawError('lock_unavailable')
+    else if (err instanceof StorageUnavailableError) out = new SlawError('database_unavailable')
     else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') out = new SlawError('payload_too_large')
     else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') out = new SlawError('unsupported_media_type')
     else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {

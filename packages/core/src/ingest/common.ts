@@ -18,7 +18,11 @@ export const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
-/** A field marked `?` on the wire: it may be absent, and null means the same. */
+/**
+ * A field marked `?` on the wire. A receiver accepts it absent or null; a sender always writes the
+ * key, null when empty: the reference tower rejects a batch whose nullable keys are missing
+ * (DECISIONS.md section 5). The tower client fills missing ones with null before sending.
+ */
 export const Maybe = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema))
 
 /** Every ingest request body carries it; the tower checks it before anything else. */

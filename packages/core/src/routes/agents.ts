@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
 import {
-  AgentListItem, AgentMe, AgentSchema, CreateAgentBody, CreateKeyBody, InstructionsPathBody, KeySchema, PermissionsBody,
-  RuntimeState, UpdateAgentBody, presentAgent, presentKey,
+  AgentListItem, AgentMe, AgentPeerSchema, AgentSchema, CreateAgentBody, CreateKeyBody, InstructionsPathBody, KeySchema, PermissionsBody,
+  RuntimeState, UpdateAgentBody, presentAgent, presentAgentPeer, presentKey,
 } from '../schemas/agents.js'
 import { InboxItem, InboxQuery } from '../schemas/issues.js'
 import type { IssueStatus } from '../records.js'
@@ -23,9 +23,13 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     items: await issues.inbox(req.actor, req.query.status?.split(',') as IssueStatus[] | undefined, req.query.limit),
   }))
 
-  app.get('/api/agents/:id', { schema: { tags, params: IdParams, response: { 200: AgentBody, ...errors } } }, async (req) => ({
-    agent: presentAgent(await agents.get(req.actor, req.params.id)),
-  }))
+  // Another agent of the squad sees the spec's fields only; the agent itself and the Operator see all.
+  const AgentOrPeerBody = Type.Object({ agent: Type.Union([AgentSchema, AgentPeerSchema]) })
+  app.get('/api/agents/:id', { schema: { tags, params: IdParams, response: { 200: AgentOrPeerBody, ...errors } } }, async (req) => {
+    const agent = await agents.get(req.actor, req.params.id)
+    const peer = req.actor.type === 'agent' && req.actor.agentId !== agent.id
+    return { agent: peer ? presentAgentPeer(agent) : presentAgent(agent) }
+  })
 
   app.get('/api/squads/:squadId/agents', { schema: { tags, params: SquadParams, response: { 200: Type.Object({ agents: Type.Array(AgentListItem) }), ...errors } } }, async (req) => ({
     agents: await agents.list(req.actor, req.params.squadId),

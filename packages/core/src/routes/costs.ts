@@ -12,7 +12,7 @@ export const costRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const tags = ['costs']
 
   app.post('/api/squads/:squadId/cost-events', { schema: { tags, params: SquadParams, body: RecordCostBody, response: { 201: Type.Object({ costEvent: CostEventSchema }), ...errors } } }, async (req, reply) => {
-    const event = await costs.record(req.actor, req.params.squadId, req.body)
+    const event = await costs.report(req.actor, req.params.squadId, req.body)
     return reply.status(201).send({ costEvent: presentCostEvent(event) })
   })
 

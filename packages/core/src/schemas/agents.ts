@@ -26,6 +26,16 @@ export const AgentSchema = Type.Object(
   { $id: 'Agent', title: 'Agent' },
 )
 
+/**
+ * What another agent sees of an agent: the fields SERVICE-SPEC shows for GET /api/agents/{id}.
+ * Prompt, permissions, instructions path and budget are for the agent itself and the Operator.
+ */
+export const AgentPeerSchema = Type.Object(
+  { id: Uuid, squadId: Uuid, name: Type.String(), role: Type.String(), title: Nullable(Type.String()), status: AgentStatus, adapterType: Type.String() },
+  { $id: 'AgentPeer', title: 'AgentPeer', additionalProperties: false },
+)
+export const presentAgentPeer = (a: Agent) => ({ id: a.id, squadId: a.squadId, name: a.name, role: a.role, title: a.title, status: a.status, adapterType: a.adapterType })
+
 export const AgentListItem = Type.Object({ id: Uuid, name: Type.String(), role: Type.String(), title: Nullable(Type.String()), status: AgentStatus, reportsToAgentId: Nullable(Uuid) })
 
 export const ChainLink = Type.Object({ id: Uuid, name: Type.String(), role: Type.String() })

@@ -13,6 +13,17 @@ const Limit = Type.Object({
   version: Type.Integer(),
 })
 
+/** A record the tower refused (400) or a skill this instance could not apply: parked, the rest flows. */
+const Rejection = Type.Object({
+  code: Type.String(),
+  /** The wire type (`cost_event`, `agent` …) or `skill`. */
+  type: Type.String(),
+  /** The record's localId, or the skill's key. */
+  localId: Type.String(),
+  message: Type.String(),
+  at: Timestamp,
+})
+
 export const TowerStatusSchema = Type.Object(
   {
     state: Type.Union(
@@ -32,6 +43,8 @@ export const TowerStatusSchema = Type.Object(
     appliedSkillCatalogVersion: Nullable(Type.Integer()),
     limit: Nullable(Limit),
     lastError: Nullable(Type.Object({ code: Type.String(), message: Type.String(), at: Timestamp })),
+    rejectedCount: Type.Integer({ minimum: 0 }),
+    lastRejection: Nullable(Rejection),
   },
   { $id: 'TowerStatus', title: 'TowerStatus' },
 )
@@ -56,4 +69,6 @@ export const presentTowerStatus = (s: TowerStatus) => ({
   lastHeartbeatAt: isoOrNull(s.lastHeartbeatAt),
   lastSyncAt: isoOrNull(s.lastSyncAt),
   lastError: s.lastError ? { code: s.lastError.code, message: s.lastError.message, at: s.lastError.at.toISOString() } : null,
+  rejectedCount: s.rejectedCount ?? 0,
+  lastRejection: s.lastRejection ? { ...s.lastRejection, at: s.lastRejection.at.toISOString() } : null,
 })

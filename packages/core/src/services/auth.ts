@@ -24,7 +24,7 @@ export class AuthService {
     const match = authorization ? bearer.exec(authorization) : null
     if (!match) throw new SlawError('unauthorized', 'Send Authorization: Bearer <API key>.')
     const hash = hashToken(match[1]!)
-    const now = Date.now()
+    const now = this.ctx.now().getTime()
     const cached = this.cache.get(hash)
     let actor: Actor
     if (cached && cached.expiresAt > now && (cached.keyExpiresAt === null || cached.keyExpiresAt > now)) {
@@ -45,7 +45,7 @@ export class AuthService {
     const key = await storage.keys.findByHash(hash)
     const rejected = new SlawError('unauthorized', 'The API key is unknown, revoked or expired.')
     if (!key || key.revokedAt) throw rejected
-    if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) throw rejected
+    if (key.expiresAt && key.expiresAt.getTime() <= this.ctx.now().getTime()) throw rejected
     const keyExpiresAt = key.expiresAt?.getTime() ?? null
     if (key.kind === 'operator') return { actor: { type: 'operator', keyId: key.id }, keyExpiresAt }
     const agent = key.agentId ? await storage.agents.get(key.agentId) : undefined

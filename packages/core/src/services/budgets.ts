@@ -150,7 +150,7 @@ export class BudgetService {
    * locked until commit, so concurrent events of one squad see each other's totals in order and a
    * crossing is detected by exactly one of them).
    */
-  async afterCost(tx: StorageSession, impact: CostImpact): Promise<void> {
+  async afterCost(tx: StorageSession, impact: CostImpact): Promise<{ agent: Agent; project: Project | null }> {
     const { squad, agent, project, period, totals, delta, tokenLimits } = impact
     const find = (scope: RollupKey['scope'], key: string) => totals.find((t) => t.scope === scope && t.key === key) ?? { ...zeroTotals() }
     const squadT = find('squad', '')
@@ -168,8 +168,11 @@ export class BudgetService {
     }
     // Enforcement follows the state, not only the crossing: an agent resumed by hand while over
     // its budget is paused again by its next cost event.
-    if (agentLines.some((l) => reached('hard', l)) && pausable.includes(agent.status)) await this.pauseAgent(tx, agent, agentT.costCents)
-    if (project && !project.pauseReason && reached('hard', { limit: project.budgetCents, used: find('project', project.id).costCents })) await this.pauseProject(tx, project)
+    // Returns the agent and project as they are now, for the next event of a batch.
+    let after = { agent, project }
+    if (agentLines.some((l) => reached('hard', l)) && pausable.includes(agent.status)) after = { ...after, agent: await this.pauseAgent(tx, agent, agentT.costCents) }
+    if (project && !project.pauseReason && reached('hard', { limit: project.budgetCents, used: find('project', project.id).costCents })) after = { ...after, project: await this.pauseProject(tx, project) }
+    return after
   }
 
   // Budget updates ---------------------------------------------------------------------------------

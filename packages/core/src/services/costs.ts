@@ -1,10 +1,12 @@
 import { SlawError, invalid } from '../errors.js'
-import type { BillingType, CostEvent, CostTotals, NewCostEvent, Period, RollupKey } from '../contracts/governance.js'
-import type { Issue, Project } from '../records.js'
+import type { BillingType, CostEntry, CostEvent, CostTotals, NewCostEvent, Period, RollupKey } from '../contracts/governance.js'
+import type { StorageSession } from '../contracts/storage.js'
+import type { Agent, Issue, Project } from '../records.js'
 import type { Actor } from './actor.js'
-import type { BudgetService } from './budgets.js'
+import type { BudgetService, CostImpact } from './budgets.js'
 import type { ServiceContext } from './context.js'
 import { costEventFact } from './governance-outbox.js'
+import { GroupCommit } from './group-commit.js'
 import { isUuid, uuidv7 } from './ids.js'
 import type { IssueService } from './issues.js'
 import { lifetime, monthPeriod, monthStart, nextMonthStart, providerForModel, zeroTotals } from './money.js'
@@ -23,6 +25,21 @@ export interface RecordCostInput {
   provider?: string
   biller?: string | null
   billingType?: BillingType
+}
+
+interface Report {
+  actor: Actor
+  squadId: string
+  input: RecordCostInput
+}
+
+interface Prepared {
+  entry: CostEntry
+  impact: Omit<CostImpact, 'tokenLimits' | 'totals'>
+}
+
+function checkModel(input: RecordCostInput): void {
+  if (!input.model.trim()) throw invalid('/model', 'model must not be blank')
 }
 
 export interface CostSummary extends CostTotals {
@@ -66,91 +83,139 @@ export class CostService {
     private readonly budgets: BudgetService,
   ) {}
 
+  /** Concurrent standalone reports (the HTTP route) share transactions: see GroupCommit. */
+  private readonly batch = new GroupCommit<Report, CostEvent>(
+    (items) => this.recordBatch(items),
+    (item) => this.record(item.actor, item.squadId, item.input),
+  )
+
+  /**
+   * Records a cost event in its own transaction, committed together with other events reported at
+   * the same moment (group commit). For a caller that has no transaction of its own; inside one,
+   * use `record`, which joins it.
+   */
+  async report(actor: Actor, squadId: string, input: RecordCostInput): Promise<CostEvent> {
+    checkModel(input)
+    return this.batch.submit({ actor, squadId, input })
+  }
+
+  /** Records a cost event; inside a caller's transaction it joins that transaction. */
   async record(actor: Actor, squadId: string, input: RecordCostInput): Promise<CostEvent> {
-    const model = input.model.trim()
-    if (!model) throw invalid('/model', 'model must not be blank')
+    checkModel(input)
     return this.ctx.storage.transaction(async (tx) => {
-      // Costs are facts already incurred: they are recorded for archived squads and for paused or
-      // terminated agents too.
-      // Pipelined reads; the squad's visibility still decides first (another squad's key: 404).
-      const [squad, agent, found] = await Promise.all([
-        this.squads.visible(tx, actor, squadId),
-        isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined,
-        input.issueId && isUuid(input.issueId) ? tx.issues.get(input.issueId) : undefined,
-      ])
-      if (actor.type === 'agent' && actor.agentId !== input.agentId) throw new SlawError('forbidden', 'An agent reports its own costs only.')
-      if (!agent || agent.squadId !== squad.id) throw invalid('/agentId', 'agentId must be an agent of this squad')
-      let issue: Issue | undefined
-      let project: Project | null = null
-      if (input.issueId) {
-        if (!found || found.squadId !== squad.id) throw invalid('/issueId', 'issueId must be an issue of this squad')
-        issue = found
-        if (issue.projectId) project = (await tx.projects.get(issue.projectId)) ?? null
-      }
-      const occurredAt = this.ctx.now()
-      const period = monthPeriod(occurredAt)
-      const billingType = input.billingType ?? 'metered_api'
-      const event: NewCostEvent = {
-        id: uuidv7(occurredAt.getTime()),
-        squadId: squad.id,
-        agentId: agent.id,
-        issueId: issue?.id ?? null,
-        projectId: project?.id ?? null,
-        provider: input.provider?.toLowerCase() ?? providerForModel(model),
-        biller: input.biller?.toLowerCase() ?? null,
-        billingType,
-        model,
-        inputTokens: input.inputTokens,
-        cachedInputTokens: input.cachedInputTokens ?? 0,
-        outputTokens: input.outputTokens,
-        costCents: input.costCents,
-        billingCode: input.billingCode ?? issue?.billingCode ?? null,
-        occurredAt,
-      }
-      // The activity entry (tower action cost.reported) and the cost_event fact are written by the
-      // same statement as the event and its rollups.
-      const audit = activityRows(
-        actor,
-        {
-          squadId: squad.id,
-          action: 'cost.recorded',
-          entityType: 'cost_event',
-          entityId: event.id,
-          agentId: agent.id,
-          details: {
-            model: event.model,
-            provider: event.provider,
-            billingType: event.billingType,
-            costCents: event.costCents,
-            inputTokens: event.inputTokens,
-            cachedInputTokens: event.cachedInputTokens,
-            outputTokens: event.outputTokens,
-            ...(issue ? { issueId: issue.id, identifier: issue.identifier } : {}),
-          },
-          outbox: [costEventFact({ ...event, createdAt: occurredAt })],
-        },
-        occurredAt,
-      )
-      const delta: CostTotals = {
-        costCents: event.costCents,
-        inputTokens: event.inputTokens,
-        cachedInputTokens: event.cachedInputTokens,
-        outputTokens: event.outputTokens,
-        subscriptionTokens: billingType === 'metered_api' ? 0 : event.inputTokens + event.cachedInputTokens + event.outputTokens,
-        events: 1,
-      }
-      // One statement, last, so the hot squad row stays locked for as short a time as possible; the
-      // squad row comes first so writers of one squad queue there before touching any other row.
-      const keys: RollupKey[] = [
-        { scope: 'squad', key: '', period },
-        { scope: 'agent', key: agent.id, period },
-        ...(project ? [{ scope: 'project' as const, key: project.id, period: lifetime }] : []),
-        { scope: 'provider', key: event.provider, period },
-      ]
-      const recorded = await tx.costs.record(event, keys, delta, { activity: [audit.entry], outbox: audit.outbox })
-      await this.budgets.afterCost(tx, { squad, agent, project, period, tokenLimits: recorded.tokenLimits, totals: recorded.totals, delta })
-      return recorded.event
+      const prepared = await this.prepare(tx, actor, squadId, input)
+      const [recorded] = await tx.costs.recordMany([prepared.entry])
+      await this.budgets.afterCost(tx, { ...prepared.impact, tokenLimits: recorded!.tokenLimits, totals: recorded!.totals })
+      return recorded!.event
     })
+  }
+
+  /** One transaction for a batch of reports: reads pipelined, one write, budgets event by event. */
+  private async recordBatch(items: Report[]): Promise<Array<PromiseSettledResult<CostEvent>>> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const prepared = await Promise.allSettled(items.map((it) => this.prepare(tx, it.actor, it.squadId, it.input)))
+      const ok = prepared.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []))
+      const recorded = await tx.costs.recordMany(ok.map((p) => p.entry))
+      // Budgets see each event in order, with the agent and project as the previous event left them.
+      const agents = new Map<string, Agent>()
+      const projects = new Map<string, Project>()
+      const events = new Map<Prepared, CostEvent>()
+      for (const [i, p] of ok.entries()) {
+        const r = recorded[i]!
+        const agent = agents.get(p.impact.agent.id) ?? p.impact.agent
+        const project = p.impact.project ? (projects.get(p.impact.project.id) ?? p.impact.project) : null
+        const after = await this.budgets.afterCost(tx, { ...p.impact, agent, project, tokenLimits: r.tokenLimits, totals: r.totals })
+        agents.set(after.agent.id, after.agent)
+        if (after.project) projects.set(after.project.id, after.project)
+        events.set(p, r.event)
+      }
+      return prepared.map((p) => (p.status === 'fulfilled' ? { status: 'fulfilled' as const, value: events.get(p.value)! } : p))
+    })
+  }
+
+  /** Checks one report against the squad, agent and issue, and builds every row it writes. */
+  private async prepare(tx: StorageSession, actor: Actor, squadId: string, input: RecordCostInput): Promise<Prepared> {
+    const model = input.model.trim()
+    // Costs are facts already incurred: they are recorded for paused or terminated agents too, but
+    // not for an archived squad (issue 9): its row is share-locked so a racing archive waits.
+    // Pipelined reads; the squad's visibility still decides first (another squad's key: 404).
+    const [squad, agent, found] = await Promise.all([
+      this.squads.writable(tx, actor, squadId, 'share'),
+      isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined,
+      input.issueId && isUuid(input.issueId) ? tx.issues.get(input.issueId) : undefined,
+    ])
+    if (actor.type === 'agent' && actor.agentId !== input.agentId) throw new SlawError('forbidden', 'An agent reports its own costs only.')
+    if (!agent || agent.squadId !== squad.id) throw invalid('/agentId', 'agentId must be an agent of this squad')
+    let issue: Issue | undefined
+    let project: Project | null = null
+    if (input.issueId) {
+      if (!found || found.squadId !== squad.id) throw invalid('/issueId', 'issueId must be an issue of this squad')
+      issue = found
+      if (issue.projectId) project = (await tx.projects.get(issue.projectId)) ?? null
+    }
+    const occurredAt = this.ctx.now()
+    const period = monthPeriod(occurredAt)
+    const billingType = input.billingType ?? 'metered_api'
+    const event: NewCostEvent = {
+      id: uuidv7(occurredAt.getTime()),
+      squadId: squad.id,
+      agentId: agent.id,
+      issueId: issue?.id ?? null,
+      projectId: project?.id ?? null,
+      provider: input.provider?.toLowerCase() ?? providerForModel(model),
+      biller: input.biller?.toLowerCase() ?? null,
+      billingType,
+      model,
+      inputTokens: input.inputTokens,
+      cachedInputTokens: input.cachedInputTokens ?? 0,
+      outputTokens: input.outputTokens,
+      costCents: input.costCents,
+      billingCode: input.billingCode ?? issue?.billingCode ?? null,
+      occurredAt,
+    }
+    // The activity entry (tower action cost.reported) and the cost_event fact are written by the
+    // same statement as the event and its rollups.
+    const audit = activityRows(
+      actor,
+      {
+        squadId: squad.id,
+        action: 'cost.recorded',
+        entityType: 'cost_event',
+        entityId: event.id,
+        agentId: agent.id,
+        details: {
+          model: event.model,
+          provider: event.provider,
+          billingType: event.billingType,
+          costCents: event.costCents,
+          inputTokens: event.inputTokens,
+          cachedInputTokens: event.cachedInputTokens,
+          outputTokens: event.outputTokens,
+          ...(issue ? { issueId: issue.id, identifier: issue.identifier } : {}),
+        },
+        outbox: [costEventFact({ ...event, createdAt: occurredAt })],
+      },
+      occurredAt,
+    )
+    const delta: CostTotals = {
+      costCents: event.costCents,
+      inputTokens: event.inputTokens,
+      cachedInputTokens: event.cachedInputTokens,
+      outputTokens: event.outputTokens,
+      subscriptionTokens: billingType === 'metered_api' ? 0 : event.inputTokens + event.cachedInputTokens + event.outputTokens,
+      events: 1,
+    }
+    // The squad's row first, so writers of one squad queue there before touching any other row.
+    const keys: RollupKey[] = [
+      { scope: 'squad', key: '', period },
+      { scope: 'agent', key: agent.id, period },
+      ...(project ? [{ scope: 'project' as const, key: project.id, period: lifetime }] : []),
+      { scope: 'provider', key: event.provider, period },
+    ]
+    return {
+      entry: { event, keys, delta, activity: [audit.entry], outbox: audit.outbox },
+      impact: { squad, agent, project, period, delta },
+    }
   }
 
   async summary(actor: Actor, squadId: string): Promise<CostSummary> {

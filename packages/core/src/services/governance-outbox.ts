@@ -5,6 +5,12 @@ import type { Project } from '../records.js'
 /**
  * Outbox rows of governance and money in the ingest wire shape (DECISIONS.md section 5): project
  * upserts and cost-event facts. Never a description or anything else the tower must not see.
+ *
+ * The one mapping of these records to the wire: the tower client's full resync reuses these
+ * builders. Rules for every builder of a wire payload (run_event facts included): a nullable field
+ * is written with its key and `null` when empty, never left out (the reference tower refuses a batch
+ * whose nullable keys are missing); a run_event carries `startedAt`/`finishedAt` as null until known
+ * and reports a local `timed_out` run as `failed`.
  */
 
 export function projectUpsert(p: Project, deleted = false): NewOutboxEntry {
@@ -35,11 +41,12 @@ export function costEventFact(e: CostEvent): NewOutboxEntry {
       type: 'cost_event',
       localId: e.id,
       squadLocalId: e.squadId,
-      agentLocalId: e.agentId,
-      ...(e.issueId ? { issueLocalId: e.issueId } : {}),
-      ...(e.projectId ? { projectLocalId: e.projectId } : {}),
+      // Nullable keys are always present, null when empty (DECISIONS.md section 5).
+      agentLocalId: e.agentId ?? null,
+      issueLocalId: e.issueId ?? null,
+      projectLocalId: e.projectId ?? null,
       provider: e.provider,
-      ...(e.biller ? { biller: e.biller } : {}),
+      biller: e.biller ?? null,
       billingType: e.billingType,
       model: e.model,
       inputTokens: e.inputTokens,

@@ -12,7 +12,12 @@ import { ImportService } from './imports.js'
 import { IssueRecordService } from './issue-records.js'
 import { IssueService } from './issues.js'
 import { ProjectService } from './projects.js'
+import { RoutineService } from './routines.js'
 import { SkillService } from './skills.js'
+import type { SecretProvider } from '../contracts/secret-provider.js'
+import { localEncryptedProvider } from './local-encrypted.js'
+import { SecretProviderConfigService, SecretProviderRegistry, defaultProviderTimeoutMs } from './secret-providers.js'
+import { SecretService } from './secrets.js'
 import { SquadService } from './squads.js'
 import { TowerService } from './tower.js'
 
@@ -34,9 +39,19 @@ export interface Services {
   budgets: BudgetService
   dashboard: DashboardService
   skills: SkillService
+  routines: RoutineService
+  secrets: SecretService
+  secretProviders: SecretProviderConfigService
 }
 
-export function createServices(ctx: ServiceContext): Services {
+export interface CreateServicesOptions {
+  /** Secret providers besides the built-in `local_encrypted`. */
+  secretProviders?: readonly SecretProvider[]
+  /** Deadline of one provider call (resolve, store, health, list). Default 10 s. */
+  secretProviderTimeoutMs?: number
+}
+
+export function createServices(ctx: ServiceContext, options: CreateServicesOptions = {}): Services {
   const squads = new SquadService(ctx)
   const issues = new IssueService(ctx, squads)
   const agents = new AgentService(ctx, squads)
@@ -46,6 +61,9 @@ export function createServices(ctx: ServiceContext): Services {
   const tower = new TowerService(ctx, issues)
   // The tower client pulls the skill catalog into the skill service's store.
   tower.useSkills(skills)
+  const providerTimeoutMs = options.secretProviderTimeoutMs ?? defaultProviderTimeoutMs
+  const secretRegistry = new SecretProviderRegistry(localEncryptedProvider(() => ctx.masterKey), options.secretProviders)
+  const secretProviders = new SecretProviderConfigService(ctx, squads, secretRegistry, providerTimeoutMs)
   return {
     auth: new AuthService(ctx),
     squads,
@@ -63,5 +81,8 @@ export function createServices(ctx: ServiceContext): Services {
     budgets,
     dashboard: new DashboardService(ctx, squads),
     skills,
+    routines: new RoutineService(ctx, squads, issues),
+    secrets: new SecretService(ctx, squads, secretProviders, providerTimeoutMs),
+    secretProviders,
   }
 }

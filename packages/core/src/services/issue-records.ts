@@ -43,7 +43,8 @@ export class IssueRecordService {
   async addComment(actor: Actor, issueId: string, input: { body: string; reopen?: boolean }): Promise<Comment> {
     if (!input.body.trim()) throw invalid('/body', 'body must not be blank')
     return this.ctx.storage.transaction(async (tx) => {
-      const { issue, squad } = await this.issues.writable(tx, actor, issueId, { anyAgentOfSquad: true })
+      // The squad row is share-locked: an archive racing this comment waits for it, or it sees archived.
+      const { issue, squad } = await this.issues.writable(tx, actor, issueId, { anyAgentOfSquad: true, lockSquad: 'share' })
       const comment = await tx.comments.insert({ id: uuidv7(), issueId: issue.id, squadId: squad.id, body: input.body, ...author(actor) })
       const reopened = input.reopen === true && (issue.status === 'done' || issue.status === 'cancelled')
       if (reopened) {

@@ -1,5 +1,5 @@
 import { SlawError, invalid, notFound } from '../errors.js'
-import { UniqueViolation, type IssuePatch, type StorageSession } from '../contracts/storage.js'
+import { UniqueViolation, type IssuePatch, type SquadRowLock, type StorageSession } from '../contracts/storage.js'
 import type { ActivityEntry, Agent, Issue, IssuePriority, IssueRef, IssueStatus, IssueSummary, Squad } from '../records.js'
 import { isPrivileged, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
@@ -91,10 +91,10 @@ export class IssueService {
   }
 
   /** The issue, for a write: visible, mutable by the actor, in a squad that is not archived. */
-  async writable(tx: StorageSession, actor: Actor, id: string, opts: { anyAgentOfSquad?: boolean } = {}): Promise<{ issue: Issue; squad: Squad }> {
+  async writable(tx: StorageSession, actor: Actor, id: string, opts: { anyAgentOfSquad?: boolean; lockSquad?: SquadRowLock } = {}): Promise<{ issue: Issue; squad: Squad }> {
     const issue = await this.visible(tx, actor, id)
     if (!opts.anyAgentOfSquad) this.assertCanMutate(actor, issue)
-    const squad = await this.squads.writable(tx, actor, issue.squadId)
+    const squad = await this.squads.writable(tx, actor, issue.squadId, opts.lockSquad)
     return { issue, squad }
   }
 
@@ -143,7 +143,9 @@ export class IssueService {
 
   async create(actor: Actor, squadId: string, input: CreateIssueInput): Promise<IssueDetail> {
     return this.ctx.storage.transaction(async (tx) => {
-      const squad = await this.squads.writable(tx, actor, squadId)
+      // FOR UPDATE, not FOR SHARE: numbering updates this row below, and two creators holding a
+      // share lock would deadlock upgrading it.
+      const squad = await this.squads.writable(tx, actor, squadId, 'update')
       const title = input.title.trim()
       if (!title) throw invalid('/title', 'title must not be blank')
       const status = input.status ?? 'todo'
@@ -293,9 +295,9 @@ export class IssueService {
     if (!isUuid(id)) throw notFound('Issue')
     return this.ctx.locks.withLock(`slaw:checkout:${id.toLowerCase()}`, checkoutLockTtlMs, () =>
       this.ctx.storage.transaction(async (tx) => {
-        const issue = await this.visible(tx, actor, id)
+        // The issue and the agent are read together (pipelined on one connection).
+        const [issue, agent] = await Promise.all([this.visible(tx, actor, id), isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined])
         const squad = await this.squads.writable(tx, actor, issue.squadId)
-        const agent = isUuid(input.agentId) ? await tx.agents.get(input.agentId) : undefined
         if (!agent || agent.squadId !== issue.squadId) throw notFound('Agent')
         if (!canTakeWork(agent)) throw new SlawError('agent_not_active', `The agent is ${agent.status}; it cannot check out work.`)
         if (issue.checkoutAgentId && issue.checkoutAgentId !== agent.id) throw new SlawError('issue_checked_out')
@@ -304,7 +306,10 @@ export class IssueService {
         if (!again && !allowed.includes(issue.status)) {
           throw new SlawError('invalid_state', `The issue is ${issue.status}; checkout expects one of: ${allowed.join(', ')}.`)
         }
-        for (const guard of this.guards) await guard(tx, { issue, agent, squad })
+        // Guards read independent rows: pipelined, and the first refusal in registration order wins.
+        const verdicts = await Promise.allSettled(this.guards.map((guard) => guard(tx, { issue, agent, squad })))
+        const refused = verdicts.find((v): v is PromiseRejectedResult => v.status === 'rejected')
+        if (refused) throw refused.reason
         if (again) return issue
         const updated = await tx.issues.checkout({ id: issue.id, agentId: agent.id, allowedStatuses: allowed })
         if (!updated) {

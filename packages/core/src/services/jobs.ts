@@ -25,6 +25,7 @@ export class JobRunner {
   private stopped = true
   private kicked = false
   private readonly inFlight = new Set<Promise<void>>()
+  private lastClaimError: string | undefined
   private ticking: Promise<void> | undefined
   private readonly pollIntervalMs: number
   private readonly leaseMs: number
@@ -37,6 +38,13 @@ export class JobRunner {
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000
     this.leaseMs = options.leaseMs ?? 60_000
     this.concurrency = options.concurrency ?? 2
+  }
+
+  /** For `GET /api/health`: degraded while stopped or while claiming jobs fails. */
+  health(): { status: 'ok' | 'degraded'; reason?: string; running: number } {
+    if (this.stopped) return { status: 'degraded', reason: 'the job runner is not running on this node', running: this.running }
+    if (this.lastClaimError) return { status: 'degraded', reason: `claiming jobs failed: ${this.lastClaimError}`, running: this.running }
+    return { status: 'ok', running: this.running }
   }
 
   register(kind: string, handler: JobHandler): void {
@@ -81,8 +89,10 @@ export class JobRunner {
     if (free > 0 && this.handlers.size) {
       try {
         const jobs = await this.ctx.storage.jobs.claim([...this.handlers.keys()], this.workerId, this.leaseMs, free)
+        this.lastClaimError = undefined
         for (const job of jobs) this.run(job)
       } catch (err) {
+        this.lastClaimError = err instanceof Error ? err.message : String(err)
         this.ctx.log.warn({ err }, 'job claim failed')
       }
     }

@@ -33,9 +33,8 @@ const towerActions: Record<string, string> = {
 }
 
 export async function recordActivity(tx: StorageSession, actor: Actor, input: ActivityInput): Promise<void> {
-  const entry = await tx.activity.insert(newEntry(actor, input))
-  const rows = outboxFor(entry, input)
-  if (rows.length) await tx.outbox.append(rows)
+  const { entry, outbox } = activityRows(actor, input, new Date())
+  await tx.activity.record(entry, outbox)
 }
 
 /**
@@ -75,7 +74,7 @@ function outboxFor(entry: ActivityEntry, input: ActivityInput): NewOutboxEntry[]
       payload: {
         type: 'activity_event',
         localId: entry.id,
-        squadLocalId: input.squadId,
+        squadLocalId: input.squadId ?? null,
         action: towerAction,
         entityRef: `${input.entityType}:${input.entityId}`,
         details: flatScalars(entry.details),
@@ -128,8 +127,9 @@ export const outboxUpserts = {
       adapterType: a.adapterType,
       budgetMonthlyCents: a.budgetMonthlyCents,
       spentMonthlyCents,
-      ...(a.title ? { title: a.title } : {}),
-      ...(a.reportsToAgentId ? { reportsToLocalId: a.reportsToAgentId } : {}),
+      // Nullable keys are always present, null when empty (DECISIONS.md section 5).
+      title: a.title || null,
+      reportsToLocalId: a.reportsToAgentId ?? null,
       updatedAt: (deleted ? new Date() : a.updatedAt).toISOString(),
     },
   }),

@@ -28,6 +28,8 @@ export type { FullCatalogSkill }
  * the tower no longer publishes it (404 `skill_not_found`); throw on anything worth retrying.
  */
 export type FetchCatalogSkill = (key: string) => Promise<FullCatalogSkill | null | undefined>
+/** Told of each catalog skill applyCatalog skipped because its content cannot be stored here. */
+export type CatalogSkillSkipped = (key: string, problem: string) => void
 
 export interface CreateSkillInput {
   key: string
@@ -70,7 +72,8 @@ export function squadSkillUpsert(s: SquadSkill | SquadSkillSummary, deletedAt?: 
       squadLocalId: s.squadId,
       key: s.key,
       name: s.name,
-      ...(s.description !== null ? { description: s.description } : {}),
+      // Nullable keys are always present, null when empty (DECISIONS.md section 5).
+      description: s.description ?? null,
       sourceType: deletedAt ? deletedSourceType : s.sourceType,
       trustLevel: s.trustLevel,
       updatedAt: (deletedAt ?? s.updatedAt).toISOString(),
@@ -251,10 +254,11 @@ export class SkillService implements TowerSkillsHook {
    * catalogVersion now applied; a pull older than the applied one changes nothing.
    *
    * A skill whose content this instance cannot store (an unsafe file path, bad base64, NUL in text)
-   * is skipped with a warning and keeps its previous content, if any. A `fetchSkill` that throws
-   * aborts the whole pull: nothing is stored and the caller retries later.
+   * is skipped with a warning and keeps its previous content, if any; `onSkipped` hears of it, so the
+   * tower client can report it. A `fetchSkill` that throws aborts the whole pull: nothing is stored
+   * and the caller retries later.
    */
-  async applyCatalog(catalog: SkillCatalog, fetchSkill: FetchCatalogSkill): Promise<number> {
+  async applyCatalog(catalog: SkillCatalog, fetchSkill: FetchCatalogSkill, onSkipped?: CatalogSkillSkipped): Promise<number> {
     const validate = wireValidators().catalog
     if (!validate(catalog)) {
       const e = validate.errors?.[0]
@@ -290,6 +294,7 @@ export class SkillService implements TowerSkillsHook {
         const problems = catalogSkillProblems(full, d.key)
         if (problems.length) {
           log.warn({ skill: d.key, problems }, 'catalog skill skipped: this instance cannot store its content')
+          onSkipped?.(d.key, problems.map((p) => `${p.path} ${p.message}`).join('; '))
           continue
         }
         const computed = skillContentHash(full.markdown, full.files)

@@ -1,5 +1,5 @@
 import { SlawError, invalid, notFound } from '../errors.js'
-import { UniqueViolation, type StorageSession } from '../contracts/storage.js'
+import { UniqueViolation, type SquadRowLock, type StorageSession } from '../contracts/storage.js'
 import type { Agent, Squad } from '../records.js'
 import { assertSquadVisible, requireOperator, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
@@ -48,17 +48,21 @@ export class SquadService {
   constructor(private readonly ctx: ServiceContext) {}
 
   /** Loads a squad the actor may see, or 404. */
-  async visible(session: StorageSession, actor: Actor, squadId: string): Promise<Squad> {
+  async visible(session: StorageSession, actor: Actor, squadId: string, lock?: SquadRowLock): Promise<Squad> {
     if (!isUuid(squadId)) throw notFound('Squad')
     assertSquadVisible(actor, squadId, 'Squad')
-    const squad = await session.squads.get(squadId)
+    const squad = await session.squads.get(squadId, lock ? { lock } : {})
     if (!squad) throw notFound('Squad')
     return squad
   }
 
-  /** Like `visible`, and refuses writes to an archived squad. */
-  async writable(session: StorageSession, actor: Actor, squadId: string): Promise<Squad> {
-    const squad = await this.visible(session, actor, squadId)
+  /**
+   * Like `visible`, and refuses writes to an archived squad. With `lock`, the squad row stays locked
+   * until the transaction ends, so an archive that commits meanwhile cannot let this write land in
+   * an archived squad (`archive` updates the row, which waits for these locks).
+   */
+  async writable(session: StorageSession, actor: Actor, squadId: string, lock?: SquadRowLock): Promise<Squad> {
+    const squad = await this.visible(session, actor, squadId, lock)
     if (squad.status === 'archived') throw new SlawError('squad_archived')
     return squad
   }

@@ -14,7 +14,8 @@ export type MakeStorage = () => Promise<{ storage: Storage; dispose?: () => Prom
 /**
  * The contract every Storage implementation must keep: transactions that roll back whole,
  * nested transactions that join, stable unique-violation names, an atomic issue counter, a
- * conditional checkout with one winner, an outbox read in order, and jobs claimed once.
+ * conditional checkout with one winner, an outbox read in order, jobs claimed once, and routine
+ * runs unique per (trigger, due time) and idempotency key with due schedules claimed once.
  *
  * @example
  * ```ts
@@ -139,6 +140,31 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal(await s.outbox.countAfter(read[1]!.seq), 3)
   })
 
+  kit('an activity entry and its outbox rows are written together, or not at all', async (t, s) => {
+    const a = await squad(s)
+    const entry = (action: string) => ({
+      id: uuidv7(), squadId: a.id, actorType: 'system' as const, actorId: 't', action, entityType: 'squad', entityId: a.id,
+      agentId: null, runId: null, details: { n: 1 }, createdAt: new Date(),
+    })
+    const start = await s.outbox.readAfter('0', 100_000)
+    const cursor = start.length ? start[start.length - 1]!.seq : '0'
+    const kept = entry('contract.kept')
+    await s.transaction((tx) => tx.activity.record(kept, [{ kind: 'fact', entityType: 'test', entityId: kept.id, squadId: a.id, payload: { kept: true } }]))
+    await s.transaction((tx) => tx.activity.record(entry('contract.no_outbox'), []))
+    try {
+      await s.transaction(async (tx) => {
+        await tx.activity.record(entry('contract.rolled_back'), [{ kind: 'fact', entityType: 'test', entityId: 'x', squadId: a.id, payload: { kept: false } }])
+        throw new Error('rollback')
+      })
+    } catch {
+      // expected
+    }
+    const actions = (await s.activity.list({ squadId: a.id, limit: 10 })).map((e) => e.action).sort()
+    t.same(actions, ['contract.kept', 'contract.no_outbox'], 'both committed entries, not the rolled-back one')
+    const rows = (await s.outbox.readAfter(cursor, 100)).filter((r) => r.squadId === a.id)
+    t.same(rows.map((r) => r.payload), [{ kept: true }], 'the committed outbox row only')
+  })
+
   kit('jobs are claimed by one worker only, and a lapsed lease is claimable again', async (t, s) => {
     for (let i = 0; i < 6; i++) await s.jobs.enqueue({ id: uuidv7(), kind: 'contract', squadId: null, payload: { i } })
     const [a, b] = await Promise.all([s.jobs.claim(['contract'], 'w1', 60_000, 6), s.jobs.claim(['contract'], 'w2', 60_000, 6)])
@@ -174,5 +200,102 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.ok(await s.documents.put({ id: doc!.id, issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'v2', baseRevisionId: rev1, newRevisionId: uuidv7() }))
     t.equal(await s.documents.put({ id: doc!.id, issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'v3', baseRevisionId: rev1, newRevisionId: uuidv7() }), undefined, 'a stale revision is a conflict')
     t.equal((await s.documents.get(i1.id, 'plan'))?.body, 'v2')
+  })
+  kit('routine runs: one per trigger and due time, one per idempotency key; a due schedule is claimed once', async (t, s) => {
+    const a = await squad(s)
+    const routineId = uuidv7()
+    await s.routines.insert({
+      id: routineId, squadId: a.id, title: 'r', description: null, projectId: null, goalId: null, parentIssueId: null, assigneeAgentId: null, priority: 'medium',
+      status: 'active', concurrencyPolicy: 'always_enqueue', catchUpPolicy: 'skip_missed', variables: [], env: { A: 'b' }, revisionId: uuidv7(), revisionNumber: 1,
+    })
+    const due = new Date('2030-01-01T00:00:00Z')
+    const trigger = await s.routines.insertTrigger({
+      id: uuidv7(), squadId: a.id, routineId, kind: 'schedule', label: null, enabled: true, cronExpression: '0 * * * *', timezone: 'UTC', nextFireAt: due,
+      signingMode: null, replayWindowSec: null, publicId: null, secretHash: null, secretCiphertext: null, secretRotatedAt: null,
+    })
+    const run = (over: Record<string, unknown>) => ({
+      id: uuidv7(), squadId: a.id, routineId, triggerId: null, source: 'schedule' as const, status: 'queued' as const, scheduledFor: null, idempotencyKey: null,
+      variables: {}, payload: null, projectId: null, assigneeAgentId: null, issueId: null, linkedRunId: null, error: null, ...over,
+    })
+    const first = await s.routines.insertRun(run({ triggerId: trigger.id, scheduledFor: due }))
+    const again = await s.routines.insertRun(run({ triggerId: trigger.id, scheduledFor: due }))
+    t.equal(first.created, true)
+    t.equal(again.created, false, 'the same trigger and due time is refused')
+    t.equal(again.run.id, first.run.id, 'and answers the stored run')
+    t.same((await s.routines.insertRuns([run({ triggerId: trigger.id, scheduledFor: due }), run({ triggerId: trigger.id, scheduledFor: new Date('2030-01-01T01:00:00Z') })])).length, 1, 'a bulk insert skips the conflicting row')
+    const k1 = await s.routines.insertRun(run({ source: 'manual', idempotencyKey: 'k' }))
+    const k2 = await s.routines.insertRun(run({ source: 'manual', idempotencyKey: 'k' }))
+    t.equal(k2.created, false)
+    t.equal(k2.run.id, k1.run.id, 'the same idempotency key answers the stored run')
+    t.same(await s.routines.envForRun(k1.run.id), { A: 'b' })
+    t.equal(await s.routines.envForRun(uuidv7()), null)
+
+    // Two sessions claiming at once: the schedule goes to one of them; the other sees it advanced.
+    const claim = () => s.transaction(async (tx) => {
+      const got = await tx.routines.claimDueSchedules(new Date('2030-01-01T00:00:30Z'), 10)
+      await tx.routines.advanceSchedules(got.map((g) => ({ id: g.trigger.id, nextFireAt: new Date('2030-01-01T01:00:00Z'), lastFiredAt: due })))
+      return got.length
+    })
+    const claimed = await Promise.all([claim(), claim()])
+    t.equal(claimed[0]! + claimed[1]!, 1, 'claimed once')
+    t.equal(await claim(), 0, 'not due any more')
+    t.equal((await s.routines.getTrigger(trigger.id))?.nextFireAt?.toISOString(), '2030-01-01T01:00:00.000Z')
+  })
+
+  // Secrets (contracts/secrets.ts) ---------------------------------------------------------------
+
+  const secret = (squadId: string, key: string) => ({
+    id: uuidv7(), squadId, key, name: key, provider: 'local_encrypted', providerConfigId: null, status: 'active' as const,
+    managedMode: 'svc_managed' as const, externalRef: null, latestVersion: 1, description: null, providerMetadata: { k: 'v' },
+  })
+
+  kit('secrets: concurrent version reservations are distinct and strictly increasing', async (t, s) => {
+    const a = await squad(s)
+    const sec = await s.secrets.insert(secret(a.id, 'TOKEN'))
+    const n = 20
+    const got = await Promise.all(Array.from({ length: n }, (_, i) => s.transaction(async (tx) => {
+      const v = await tx.secrets.bumpVersion(sec.id, new Date())
+      await tx.secrets.insertVersion({ secretId: sec.id, version: v!, provider: 'local_encrypted', providerConfigId: null, ref: `ref-${i}`, keyId: 'k', providerVersionRef: null })
+      return v!
+    })))
+    t.same([...got].sort((x, y) => x - y), Array.from({ length: n }, (_, i) => i + 2), 'each reservation got its own number')
+    t.equal((await s.secrets.get(sec.id))?.latestVersion, n + 1)
+    t.equal((await s.secrets.listVersions(sec.id)).length, n)
+    const found = await s.secrets.getForResolve(sec.id, 'latest')
+    t.equal(found?.version?.version, n + 1, 'getForResolve reads the latest version')
+    t.equal((await s.secrets.getForResolve(sec.id, 5))?.version?.version, 5)
+    t.equal((await s.secrets.getForResolve(sec.id, 999))?.version, undefined, 'an absent version is undefined, the secret still found')
+  })
+
+  kit('secrets: a key is unique among live secrets (UniqueViolation secrets_squad_key)', async (t, s) => {
+    const a = await squad(s)
+    const first = await s.secrets.insert(secret(a.id, 'DB_PASSWORD'))
+    t.same(first.providerMetadata, { k: 'v' }, 'JSON metadata round-trips')
+    let err: unknown
+    try {
+      await s.secrets.insert(secret(a.id, 'DB_PASSWORD'))
+    } catch (e) {
+      err = e
+    }
+    t.ok(err instanceof UniqueViolation && err.constraint === 'secrets_squad_key', 'a second live secret with the key is refused')
+    await s.secrets.update(first.id, { status: 'deleted' })
+    t.ok(await s.secrets.insert(secret(a.id, 'DB_PASSWORD')), 'a deleted secret frees its key')
+    t.same((await s.secrets.list(a.id)).map((x) => x.key), ['DB_PASSWORD'], 'lists leave deleted secrets out')
+  })
+
+  kit('secrets: access events with lastResolvedAt, and the master key id claimed once', async (t, s) => {
+    const a = await squad(s)
+    const sec = await s.secrets.insert(secret(a.id, 'API'))
+    const at = new Date('2026-01-02T03:04:05.000Z')
+    const event = { squadId: a.id, secretId: sec.id, version: 1, provider: 'local_encrypted', actorType: 'system', actorId: 't', consumerType: 'routine', consumerId: 'r', configPath: 'env.API', issueId: null, heartbeatRunId: null }
+    await s.secrets.recordAccess({ ...event, id: uuidv7(), outcome: 'failure', errorCode: 'secret_disabled' }, null)
+    t.equal((await s.secrets.get(sec.id))?.lastResolvedAt, null, 'a failure leaves lastResolvedAt alone')
+    await s.secrets.recordAccess({ ...event, id: uuidv7(), outcome: 'success', errorCode: null }, at)
+    t.equal((await s.secrets.get(sec.id))?.lastResolvedAt?.toISOString(), at.toISOString(), 'a success sets it in the same call')
+    t.same((await s.secrets.listAccessEvents(sec.id, { limit: 10 })).map((e) => e.outcome), ['success', 'failure'], 'newest first')
+    t.equal(await s.secrets.getMasterKeyId(), undefined)
+    const [x, y] = await Promise.all([s.secrets.claimMasterKeyId('key-a'), s.secrets.claimMasterKeyId('key-b')])
+    t.equal(x, y, 'two nodes claiming at once agree on one key id')
+    t.equal(await s.secrets.claimMasterKeyId('key-c'), x, 'a later claim reads the recorded id')
   })
 }

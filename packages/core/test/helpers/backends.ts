@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { pgStorage, pgliteStorage } from '@slaw/storage-pg'
+import { migrations, pgStorage } from '@slaw/storage-pg'
+import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import type { Storage } from '@slaw/core'
 
 /** The PostgreSQL server tests may create databases on; unset means the PostgreSQL suites are skipped. */
@@ -15,12 +16,17 @@ export interface Backend {
   create(): Promise<{ storage: Storage; url?: string; dispose(): Promise<void> }>
 }
 
-/** A new database on the test server, dropped again by `dispose`. */
-export async function freshDatabase(): Promise<{ url: string; dispose(): Promise<void> }> {
+/**
+ * A new database on the test server, dropped again by `dispose`. Empty by default; `migrated: true`
+ * copies a migrated template instead (CREATE DATABASE … TEMPLATE), which skips running every
+ * migration again for each test.
+ */
+export async function freshDatabase(options: { migrated?: boolean } = {}): Promise<{ url: string; dispose(): Promise<void> }> {
   if (!testDatabaseUrl) throw new Error('SLAW_TEST_DATABASE_URL is not set')
   const name = `slaw_t_${randomBytes(6).toString('hex')}`
+  const template = options.migrated ? await migratedTemplate() : undefined
   const admin = postgres(testDatabaseUrl, { max: 1, onnotice: () => undefined })
-  await admin.unsafe(`create database ${name}`)
+  await admin.unsafe(`create database ${name}${template ? ` template ${template}` : ''}`)
   await admin.end()
   const url = new URL(testDatabaseUrl)
   url.pathname = `/${name}`
@@ -32,6 +38,41 @@ export async function freshDatabase(): Promise<{ url: string; dispose(): Promise
       await a.end()
     },
   }
+}
+
+let template: Promise<string> | undefined
+/**
+ * The migrated template database for the current migrations (named by a hash of their code, so an
+ * edited or added migration gets a new one), built once per server: test processes running in
+ * parallel take an advisory lock, and the first builds it while the others wait.
+ */
+function migratedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const hash = createHash('sha256')
+    for (const [key, m] of Object.entries(migrations)) hash.update(key).update(String(m.up)).update(String(m.down))
+    const name = `slaw_tpl_${hash.digest('hex').slice(0, 16)}`
+    const admin = postgres(testDatabaseUrl!, { max: 1, onnotice: () => undefined })
+    try {
+      await admin`select pg_advisory_lock(hashtext(${name}))`
+      const [found] = await admin`select 1 from pg_database where datname = ${name}`
+      if (!found) {
+        const building = `${name}_${randomBytes(4).toString('hex')}`
+        await admin.unsafe(`create database ${building}`)
+        const url = new URL(testDatabaseUrl!)
+        url.pathname = `/${building}`
+        const storage = pgStorage({ url: url.toString(), max: 1 })
+        await storage.migrate()
+        await storage.close()
+        // Renamed only once complete: a half-built template is never copied.
+        await admin.unsafe(`alter database ${building} rename to ${name}`)
+      }
+      await admin`select pg_advisory_unlock(hashtext(${name}))`
+    } finally {
+      await admin.end()
+    }
+    return name
+  })()
+  return template
 }
 
 export const backends: Backend[] = [
@@ -47,7 +88,7 @@ export const backends: Backend[] = [
     name: 'postgres',
     skip: testDatabaseUrl ? undefined : 'PostgreSQL suite skipped: set SLAW_TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to run it',
     async create() {
-      const db = await freshDatabase()
+      const db = await freshDatabase({ migrated: true })
       const storage = pgStorage({ url: db.url, max: 5 })
       return {
         storage,

@@ -3,6 +3,9 @@ import * as foundation from './0001-foundation.js'
 import * as governance from './0002-governance.js'
 import * as tower from './0003-tower.js'
 import * as skills from './0004-skills.js'
+import * as secrets from './0006-secrets.js'
+import * as routines from './0007-routines.js'
+import * as commentSearch from './0009-comment-search.js'
 
 /**
  * Migrations in order. They are bundled (not read from disk) so the same list runs from src/,
@@ -13,6 +16,9 @@ export const migrations: Record<string, Migration> = {
   '0002-governance': governance,
   '0003-tower': tower,
   '0004-skills': skills,
+  '0006-secrets': secrets,
+  '0007-routines': routines,
+  '0009-comment-search': commentSearch,
 }
 
 export const migrationProvider: MigrationProvider = {

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
-import type { ActivityEntry, CostRepository, CostTotals, NewCostEvent, NewOutboxEntry, Period, RecordedCost, RollupKey, RollupScope } from '@slaw/core'
-import { json } from '../sql-helpers.js'
+import type { ActivityEntry, CostEntry, CostRepository, CostTotals, NewCostEvent, NewOutboxEntry, Period, RecordedCost, RollupKey, RollupScope } from '@slaw/core'
+import { activityInsert, outboxInsert } from './activity.js'
 import type { Database } from '../schema.js'
 
 const zero = (): CostTotals => ({ costCents: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, subscriptionTokens: 0, events: 0 })
@@ -29,42 +29,60 @@ const totalsFrom = (r: Record<string, unknown> | undefined, prefix = ''): CostTo
   return out
 }
 
+/** Lock order of a squad's rollup rows: the squad's own first (see recordMany). */
+const scopeRank: Record<RollupScope, number> = { squad: 0, agent: 1, project: 2, provider: 3 }
+const rollupId = (squadId: string, k: RollupKey) => `${squadId}|${k.period}|${k.scope}|${k.key}`
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
 const rollupColumns = sql`cost_cents as "costCents", input_tokens as "inputTokens", cached_input_tokens as "cachedInputTokens",
   output_tokens as "outputTokens", subscription_tokens as "subscriptionTokens", events`
 
 export class PgCostRepository implements CostRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
-  async record(e: NewCostEvent, keys: RollupKey[], d: CostTotals, alongside: { activity?: ActivityEntry[]; outbox?: NewOutboxEntry[] } = {}): Promise<RecordedCost> {
-    if (!keys.length) throw new TypeError('record: at least one rollup key')
-    const activity = alongside.activity ?? []
-    const outbox = alongside.outbox ?? []
-    // Optional CTEs; data-modifying CTEs run whether or not the query reads them.
-    const activityCte = activity.length
-      ? sql`act as (
-          insert into activity (id, squad_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details, created_at)
-          values ${sql.join(activity.map((a) => sql`(${a.id}, ${a.squadId}, ${a.actorType}, ${a.actorId}, ${a.action}, ${a.entityType}, ${a.entityId}, ${a.agentId}, ${a.runId}, ${a.details === null ? null : json(a.details)}, ${a.createdAt})`))}
-        ),`
-      : sql``
-    const outboxCte = outbox.length
-      ? sql`ob as (
-          insert into outbox (kind, entity_type, entity_id, squad_id, payload)
-          values ${sql.join(outbox.map((o) => sql`(${o.kind}, ${o.entityType}, ${o.entityId}, ${o.squadId}, ${json(o.payload)})`))}
-        ),`
-      : sql``
-    // VALUES rows are inserted (and their rows locked) in the order given.
+  async record(event: NewCostEvent, keys: RollupKey[], delta: CostTotals, alongside: { activity?: ActivityEntry[]; outbox?: NewOutboxEntry[] } = {}): Promise<RecordedCost> {
+    return (await this.recordMany([{ event, keys, delta, ...alongside }]))[0]!
+  }
+
+  async recordMany(entries: CostEntry[]): Promise<RecordedCost[]> {
+    if (!entries.length) return []
+    if (entries.some((x) => !x.keys.length)) throw new TypeError('record: at least one rollup key')
+    const activity = entries.flatMap((x) => x.activity ?? [])
+    const outbox = entries.flatMap((x) => x.outbox ?? [])
+    // One VALUES row per rollup key with the batch's summed delta, in lock order: squad by squad
+    // (by id), each squad's own row first, then agents, projects, providers. Every writer locks in
+    // this order, so concurrent batches and single events queue on the squad row and never deadlock.
+    const sums = new Map<string, { squadId: string; key: RollupKey; delta: CostTotals }>()
+    for (const x of entries) {
+      for (const k of x.keys) {
+        const id = rollupId(x.event.squadId, k)
+        const sum = sums.get(id) ?? { squadId: x.event.squadId, key: k, delta: zero() }
+        for (const f of totalFields) sum.delta[f] += x.delta[f]
+        sums.set(id, sum)
+      }
+    }
+    const ordered = [...sums.values()].sort((a, b) => compare(a.squadId, b.squadId) || scopeRank[a.key.scope] - scopeRank[b.key.scope] || compare(a.key.period, b.key.period) || compare(a.key.key, b.key.key))
     const values = sql.join(
-      keys.map((k) => sql`(${e.squadId}::uuid, ${k.period}, ${k.scope}, ${k.key}, ${d.costCents}::int8, ${d.inputTokens}::int8, ${d.cachedInputTokens}::int8, ${d.outputTokens}::int8, ${d.subscriptionTokens}::int8, ${d.events}::int8)`),
+      ordered.map(({ squadId, key: k, delta: d }) => sql`(${squadId}::uuid, ${k.period}, ${k.scope}, ${k.key}, ${d.costCents}::int8, ${d.inputTokens}::int8, ${d.cachedInputTokens}::int8, ${d.outputTokens}::int8, ${d.subscriptionTokens}::int8, ${d.events}::int8)`),
     )
-    // One round trip: the activity entry and outbox rows, the event, its rollups, and the ceilings
-    // the budget check needs next.
+    const events = sql.join(
+      entries.map(({ event: e }) => sql`(${e.id}, ${e.squadId}, ${e.agentId}, ${e.issueId}, ${e.projectId}, ${e.provider}, ${e.biller}, ${e.billingType}, ${e.model},
+                ${e.inputTokens}, ${e.cachedInputTokens}, ${e.outputTokens}, ${e.costCents}, ${e.billingCode}, ${e.occurredAt})`),
+    )
+    const squadIds = [...new Set(entries.map((x) => x.event.squadId))]
+    const agentIds = [...new Set(entries.map((x) => x.event.agentId))]
+    // Optional CTEs; data-modifying CTEs run whether or not the query reads them.
+    const activityCte = activity.length ? sql`act as (${activityInsert(activity)}),` : sql``
+    const outboxCte = outbox.length ? sql`ob as (${outboxInsert(outbox)}),` : sql``
+    // One round trip: the activity entries and outbox rows, the events, their rollups, and the
+    // token ceilings the budget check needs next (rows told apart by "row"; "ref" is the squad's
+    // id for rollups and squads, the agent's for agents).
     const { rows } = await sql<Record<string, unknown>>`
       with ${activityCte} ${outboxCte} ev as (
         insert into cost_events (id, squad_id, agent_id, issue_id, project_id, provider, biller, billing_type, model,
                                  input_tokens, cached_input_tokens, output_tokens, cost_cents, billing_code, occurred_at)
-        values (${e.id}, ${e.squadId}, ${e.agentId}, ${e.issueId}, ${e.projectId}, ${e.provider}, ${e.biller}, ${e.billingType}, ${e.model},
-                ${e.inputTokens}, ${e.cachedInputTokens}, ${e.outputTokens}, ${e.costCents}, ${e.billingCode}, ${e.occurredAt})
-        returning created_at
+        values ${events}
+        returning id, created_at
       ), up as (
         insert into cost_rollups as r (squad_id, period, scope, scope_key, cost_cents, input_tokens, cached_input_tokens, output_tokens, subscription_tokens, events)
         values ${values}
@@ -75,20 +93,43 @@ export class PgCostRepository implements CostRepository {
           output_tokens = r.output_tokens + excluded.output_tokens,
           subscription_tokens = r.subscription_tokens + excluded.subscription_tokens,
           events = r.events + excluded.events
-        returning period, scope, scope_key, ${rollupColumns}
+        returning squad_id, period, scope, scope_key, ${rollupColumns}
       )
-      select up.period, up.scope, up.scope_key as "key", up."costCents", up."inputTokens", up."cachedInputTokens", up."outputTokens", up."subscriptionTokens", up.events,
-             (select created_at from ev) as "createdAt",
-             (select budget_monthly_tokens from squads where id = ${e.squadId}) as "squadTokens",
-             (select budget_monthly_tokens from agents where id = ${e.agentId}) as "agentTokens"
-        from up`.execute(this.db())
-    const first = rows[0] ?? {}
+      select 'rollup' as "row", up.squad_id::text as "ref", up.period, up.scope, up.scope_key as "key", up."costCents", up."inputTokens",
+             up."cachedInputTokens", up."outputTokens", up."subscriptionTokens", up.events, null::text as "id", null::timestamptz as "createdAt", null::int8 as "tokens"
+        from up
+      union all select 'event', null, null, null, null, null, null, null, null, null, null, ev.id::text, ev.created_at, null from ev
+      union all select 'squad', id::text, null, null, null, null, null, null, null, null, null, null, null, budget_monthly_tokens
+        from squads where id in (${sql.join(squadIds)})
+      union all select 'agent', id::text, null, null, null, null, null, null, null, null, null, null, null, budget_monthly_tokens
+        from agents where id in (${sql.join(agentIds)})`.execute(this.db())
+    const after = new Map<string, CostTotals>()
+    const createdAt = new Map<string, Date>()
+    const squadTokens = new Map<string, number | null>()
+    const agentTokens = new Map<string, number | null>()
     const num = (v: unknown) => (v == null ? null : Number(v))
-    return {
-      event: { ...e, createdAt: first.createdAt as Date },
-      totals: rows.map((r) => ({ period: String(r.period), scope: r.scope as RollupScope, key: String(r.key), ...totalsFrom(r) })),
-      tokenLimits: { squad: num(first.squadTokens), agent: num(first.agentTokens) },
+    for (const r of rows) {
+      if (r.row === 'rollup') after.set(rollupId(String(r.ref), { scope: r.scope as RollupScope, key: String(r.key), period: String(r.period) }), totalsFrom(r))
+      else if (r.row === 'event') createdAt.set(String(r.id), r.createdAt as Date)
+      else if (r.row === 'squad') squadTokens.set(String(r.ref), num(r.tokens))
+      else agentTokens.set(String(r.ref), num(r.tokens))
     }
+    // Totals right after each event: start from the totals before the batch and add event by event.
+    const running = new Map<string, CostTotals>()
+    for (const [id, sum] of sums) {
+      const before = { ...after.get(id)! }
+      for (const f of totalFields) before[f] -= sum.delta[f]
+      running.set(id, before)
+    }
+    return entries.map((x) => ({
+      event: { ...x.event, createdAt: createdAt.get(x.event.id)! },
+      totals: x.keys.map((k) => {
+        const t = running.get(rollupId(x.event.squadId, k))!
+        for (const f of totalFields) t[f] += x.delta[f]
+        return { ...k, ...t }
+      }),
+      tokenLimits: { squad: squadTokens.get(x.event.squadId) ?? null, agent: agentTokens.get(x.event.agentId) ?? null },
+    }))
   }
 
   async rollups(squadId: string, period: Period, scope: RollupScope, keys?: string[]): Promise<Array<{ key: string } & CostTotals>> {

@@ -6,26 +6,26 @@ import type {
 import type { Database, Row } from '../schema.js'
 import { guardUnique, json, now } from '../sql-helpers.js'
 
-const toComment = (r: Row<'comments'>): Comment => ({ ...r, authorType: r.authorType as Comment['authorType'] })
+const commentColumns = ['id', 'issueId', 'squadId', 'body', 'authorType', 'authorId', 'createdAt'] as const
+const toComment = (r: Pick<Row<'comments'>, (typeof commentColumns)[number]>): Comment => ({ ...r, authorType: r.authorType as Comment['authorType'] })
 
 export class PgCommentRepository implements CommentRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
   async insert(c: NewComment): Promise<Comment> {
-    const row = await this.db().insertInto('comments').values(c).returningAll().executeTakeFirstOrThrow()
-    // Fold the comment into the issue's search document (q searches comments too).
-    await sql`update issues set search = search || setweight(to_tsvector('english', ${c.body}), 'C') where id = ${c.issueId}`.execute(this.db())
+    // The comment's own search vector is a generated column: the issue row is not touched.
+    const row = await this.db().insertInto('comments').values(c).returning(commentColumns).executeTakeFirstOrThrow()
     return toComment(row)
   }
 
   async get(issueId: string, commentId: string): Promise<Comment | undefined> {
-    const row = await this.db().selectFrom('comments').selectAll().where('issueId', '=', issueId).where('id', '=', commentId).executeTakeFirst()
+    const row = await this.db().selectFrom('comments').select(commentColumns).where('issueId', '=', issueId).where('id', '=', commentId).executeTakeFirst()
     return row && toComment(row)
   }
 
   async list(issueId: string, opts: { after?: Comment; order: 'asc' | 'desc'; limit: number }): Promise<Comment[]> {
     // Comment ids are UUIDv7, so id order is creation order.
-    let q = this.db().selectFrom('comments').selectAll().where('issueId', '=', issueId)
+    let q = this.db().selectFrom('comments').select(commentColumns).where('issueId', '=', issueId)
     if (opts.after) q = q.where('id', opts.order === 'asc' ? '>' : '<', opts.after.id)
     return (await q.orderBy('id', opts.order).limit(opts.limit).execute()).map(toComment)
   }

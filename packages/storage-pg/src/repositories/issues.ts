@@ -13,9 +13,12 @@ export const toIssue = (r: IssueRow): Issue => ({ ...r, status: r.status as Issu
 const summaryColumns = ['id', 'identifier', 'title', 'status', 'priority', 'assigneeAgentId'] as const
 const toSummary = (r: Pick<Row<'issues'>, (typeof summaryColumns)[number]>): IssueSummary => r as IssueSummary
 
-/** The search document: identifier verbatim, title and description stemmed (English), comments added later. */
+/** The search document: identifier verbatim, title and description stemmed (English); comments have their own. */
 const searchDocument = (identifier: string, title: string, description: string | null) =>
   sql`setweight(to_tsvector('simple', ${identifier}), 'A') || setweight(to_tsvector('english', ${title}), 'A') || setweight(to_tsvector('english', coalesce(${description}::text, '')), 'B')`
+
+/** Issue identifiers as users type them: up to four letters, a dash, a number. */
+const identifierShaped = /^[A-Za-z]{1,4}-\d{1,9}$/
 
 export class PgIssueRepository implements IssueRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
@@ -48,7 +51,21 @@ export class PgIssueRepository implements IssueRepository {
     if (f.projectId) q = q.where('projectId', '=', f.projectId)
     // English for words (stemmed, like the document); 'simple' too, so an identifier whose prefix
     // English would stem (DOCS-1 → doc) still matches the identifier indexed verbatim. Both use the GIN index.
-    if (f.q) q = q.where(sql<boolean>`(search @@ websearch_to_tsquery('english', ${f.q}) or search @@ websearch_to_tsquery('simple', ${f.q}))`)
+    // Comments carry their own vector (migration 0009): an issue matches through any of its comments.
+    if (f.q && identifierShaped.test(f.q.trim())) {
+      // An identifier-shaped query (BIGS-77777) matches few rows, but its 'simple' first term matches
+      // every issue of the squad, and a planner may then walk the id index filtering 100k documents.
+      // The identifier index finds the issue itself and English search finds mentions of it (in
+      // titles, descriptions, comments); the few ids are collected first, then fetched by key.
+      const text = f.q.trim()
+      q = q.where(sql<boolean>`id = any(array(
+        select i.id from issues i where i.identifier = ${text.toUpperCase()}
+        union select i.id from issues i where i.squad_id = ${f.squadId} and i.search @@ websearch_to_tsquery('english', ${text})
+        union select c.issue_id from comments c where c.squad_id = ${f.squadId} and c.search @@ websearch_to_tsquery('english', ${text})))`)
+    } else if (f.q) {
+      q = q.where(sql<boolean>`(search @@ websearch_to_tsquery('english', ${f.q}) or search @@ websearch_to_tsquery('simple', ${f.q})
+        or id in (select c.issue_id from comments c where c.squad_id = ${f.squadId} and c.search @@ websearch_to_tsquery('english', ${f.q})))`)
+    }
     const rows = await q.orderBy('id', 'desc').limit(f.limit).offset(f.offset ?? 0).execute()
     return rows.map(toSummary)
   }
@@ -175,7 +192,6 @@ export class PgIssueRepository implements IssueRepository {
       update issues i set search =
         setweight(to_tsvector('simple', i.identifier), 'A') || setweight(to_tsvector('english', i.title), 'A')
         || setweight(to_tsvector('english', coalesce(i.description, '')), 'B')
-        || setweight(to_tsvector('english', coalesce((select string_agg(c.body, ' ') from comments c where c.issue_id = i.id), '')), 'C')
       where i.id = ${issueId}`.execute(this.db())
   }
 }

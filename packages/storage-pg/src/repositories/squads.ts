@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { NewSquad, Squad, SquadPatch, SquadRepository } from '@slaw/core'
+import type { NewSquad, Squad, SquadPatch, SquadRepository, SquadRowLock } from '@slaw/core'
 import type { Database, Row } from '../schema.js'
 import { guardUnique, now } from '../sql-helpers.js'
 
@@ -23,8 +23,11 @@ export class PgSquadRepository implements SquadRepository {
     return toSquad(row)
   }
 
-  async get(id: string): Promise<Squad | undefined> {
-    const row = await this.db().selectFrom('squads').selectAll().where('id', '=', id).executeTakeFirst()
+  async get(id: string, opts: { lock?: SquadRowLock } = {}): Promise<Squad | undefined> {
+    let q = this.db().selectFrom('squads').selectAll().where('id', '=', id)
+    if (opts.lock === 'share') q = q.forShare()
+    else if (opts.lock === 'update') q = q.forUpdate()
+    const row = await q.executeTakeFirst()
     return row && toSquad(row)
   }
 

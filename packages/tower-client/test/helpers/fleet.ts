@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import { createInstance, type SlawInstance, type Storage, type TowerClient } from '@slaw/core'
-import { pgliteStorage } from '@slaw/storage-pg'
+import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { createTower, type Tower, type TowerOptions } from '@slaw/tower'
 import { towerClient, type TowerClientOptions } from '@slaw/tower-client'
 

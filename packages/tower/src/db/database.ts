@@ -1,6 +1,7 @@
 import { Kysely, Migrator } from 'kysely'
 import postgres from 'postgres'
-import { PGliteDialect, PostgresJsDialect, postgresTypes } from '@slaw/storage-pg'
+import { PostgresJsDialect, postgresTypes } from '@slaw/storage-pg'
+import { PGliteDialect } from '@slaw/storage-pg/pglite'
 import { migrationProvider } from '../migrations/index.js'
 import { openPglite } from './pglite.js'
 import type { TowerDatabase } from './schema.js'

@@ -23,7 +23,8 @@ export async function checkProtocolVersion(request: FastifyRequest): Promise<voi
   if (version > PROTOCOL_VERSION) {
     throw new TowerError(
       'protocol_version_unsupported',
-      `Ingest protocol version ${version} is newer than this tower understands (it accepts ${MIN_PROTOCOL_VERSION} to ${PROTOCOL_VERSION}). Upgrade the tower, or run the instance with protocol ${PROTOCOL_VERSION}.`,
+      `Ingest protocol version ${version} is newer than this tower understands (it accepts ${MIN_PROTOCOL_VERSION} to ${PROTOCOL_VERSION}). ` +
+        `Upgrade the tower, or run the instance with protocol ${PROTOCOL_VERSION}.`,
     )
   }
 }

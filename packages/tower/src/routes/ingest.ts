@@ -57,8 +57,7 @@ export function ingestRoutes(opts: IngestRoutesOptions): FastifyPluginAsync {
         schema: { body: EnrollRequest, response: { 200: EnrollResponse, 202: EnrollResponse, ...errorResponses(400, 401, 403, 426, 429) } },
       },
       async (request, reply) => {
-        const header = request.headers['x-enrollment-secret']
-        const outcome = await services.enrollments.enroll(request.body, Array.isArray(header) ? header[0] : header)
+        const outcome = await services.enrollments.enroll(request.body, enrollmentSecretHeader(request.headers))
         return reply.status(outcome.state === 'active' ? 200 : 202).send({ ...outcome, pollIntervalSec: opts.pollIntervalSec })
       },
     )
@@ -120,4 +119,10 @@ export function ingestRoutes(opts: IngestRoutesOptions): FastifyPluginAsync {
       )
     })
   }
+}
+
+/** The pre-shared secret from either header: ours (`x-enrollment-secret`) or the reference tower's. */
+function enrollmentSecretHeader(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const value = headers['x-enrollment-secret'] ?? headers['x-botfather-enrollment-secret']
+  return Array.isArray(value) ? value[0] : value
 }

@@ -59,7 +59,12 @@ export function directives(db: TowerDb) {
       return toPage(
         rows,
         size,
-        (r) => ({ id: Number(r.id), directive: r.directive as unknown as QueueableDirective, createdAt: r.created_at.toISOString(), deliveredAt: r.delivered_at ? r.delivered_at.toISOString() : null }),
+        (r) => ({
+          id: Number(r.id),
+          directive: r.directive as unknown as QueueableDirective,
+          createdAt: r.created_at.toISOString(),
+          deliveredAt: r.delivered_at ? r.delivered_at.toISOString() : null,
+        }),
         (r) => [Number(r.id)],
       )
     },

@@ -10,6 +10,8 @@ import { skills } from './skills.js'
 export interface ServicesOptions {
   enrollmentSecret?: string | undefined
   autoApprove: AutoApproveRuleInput[]
+  /** The clock heartbeats are timed by. Default: the system clock. */
+  now?: (() => Date) | undefined
 }
 
 /** The tower's domain services: usable without HTTP (the routes only parse and shape). */
@@ -20,7 +22,7 @@ export function createServices(db: TowerDb, options: ServicesOptions) {
     rules,
     enrollments: enrollments(db, rules, { enrollmentSecret: options.enrollmentSecret }),
     directives: directiveService,
-    ingest: ingest(db, directiveService),
+    ingest: ingest(db, directiveService, options.now),
     limits: limits(db),
     skills: skills(db),
     fleet: fleet(db),

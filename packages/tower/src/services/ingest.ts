@@ -23,7 +23,7 @@ const cursorGreater = (a: RawBuilder<unknown>, b: RawBuilder<unknown>) => sql<bo
   when ${a} ~ '^[0-9]+$' and ${b} ~ '^[0-9]+$' then ${a}::numeric > ${b}::numeric
   else ${a} collate "C" > ${b} collate "C" end)`
 
-export function ingest(db: TowerDb, directives: Directives) {
+export function ingest(db: TowerDb, directives: Directives, clock: () => Date = () => new Date()) {
   return {
     /**
      * Resolves a bearer key: 401 unauthorized when unknown, 403 enrollment_revoked or
@@ -74,14 +74,17 @@ export function ingest(db: TowerDb, directives: Directives) {
      * estimate per heartbeat, so one late heartbeat does not hide an outage; bounds 10 s to 1 h).
      */
     async heartbeat(instance: AuthedInstance, body: HeartbeatRequest): Promise<HeartbeatResponse> {
+      // One reading of the clock for the gap and the new time, so the interval learnt is exact.
+      const now = sql`${clock().toISOString()}::timestamptz`
+      const gapSec = sql`extract(epoch from ${now} - last_heartbeat_at)`
       await sql`
         update tower_instances set
           heartbeat_interval_sec = case
-            when last_heartbeat_at is null or extract(epoch from now() - last_heartbeat_at) < 5 then heartbeat_interval_sec
-            else least(3600, greatest(10, least(round(extract(epoch from now() - last_heartbeat_at))::integer, heartbeat_interval_sec * 2)))
+            when last_heartbeat_at is null or ${gapSec} < 5 then heartbeat_interval_sec
+            else least(3600, greatest(10, least(round(${gapSec})::integer, heartbeat_interval_sec * 2)))
           end,
-          last_heartbeat_at = now(),
-          last_seen_at = now(),
+          last_heartbeat_at = ${now},
+          last_seen_at = ${now},
           status = ${body.status},
           uptime_sec = ${body.uptimeSec},
           counts = ${json(body.counts)},
@@ -103,9 +106,11 @@ export function ingest(db: TowerDb, directives: Directives) {
 
     /**
      * POST /sync: one statement stores the whole batch. Upserts go in by (instance, type, localId),
-     * the newest updatedAt winning (duplicates inside the batch are collapsed first); facts go in by
-     * (instance, localId) with ON CONFLICT DO NOTHING, so a resent batch stores nothing twice and the
-     * RETURNING count tells stored from deduplicated; the instance's cursor becomes the highest seen.
+     * the newest updatedAt winning (duplicates inside the batch are collapsed first). Facts go in by
+     * (instance, localId): a resent fact with the same values is deduplicated, one of the same type
+     * with changed values is a correction and replaces the stored one (what is summed from facts
+     * follows), one of another type is ignored. The answer echoes this batch's cursor; the stored
+     * high-water mark only grows (numerically when both cursors are decimal).
      */
     async sync(instance: AuthedInstance, body: SyncRequest): Promise<SyncResponse> {
       const { rows } = await sql<{ upserted: number; inserted: number; acknowledged_cursor: string }>`
@@ -129,11 +134,13 @@ export function ingest(db: TowerDb, directives: Directives) {
         inserted as (
           insert into tower_facts (instance_pk, local_id, kind, squad_local_id, occurred_at, data)
           select ${instance.pk}::uuid, e->>'localId', e->>'type', e->>'squadLocalId', (e->>'occurredAt')::timestamptz, e
-          from jsonb_array_elements(${json(body.facts)}) as e
+          from (select distinct on (e->>'localId') e from jsonb_array_elements(${json(body.facts)}) as e) as f
           -- A fixed order: two overlapping batches in flight (a retry after a timeout) take row locks
           -- in the same order and cannot deadlock. Upserts are ordered by DISTINCT ON above.
           order by e->>'localId'
-          on conflict (instance_pk, local_id) do nothing
+          on conflict (instance_pk, local_id) do update set
+            squad_local_id = excluded.squad_local_id, occurred_at = excluded.occurred_at, data = excluded.data, received_at = now()
+          where tower_facts.kind = excluded.kind and tower_facts.data is distinct from excluded.data
           returning 1
         ),
         cursor as (
@@ -157,7 +164,8 @@ export function ingest(db: TowerDb, directives: Directives) {
         catalogFloor: Math.max(instance.appliedSkillCatalogVersion ?? 0, instance.deliveredCatalogVersion),
       })
       return {
-        acknowledgedCursor: result.acknowledged_cursor,
+        // The cursor of the batch just stored: a sender never learns a cursor it did not send.
+        acknowledgedCursor: body.batchCursor,
         accepted: { upserts: body.upserts.length, facts: inserted, deduplicated: body.facts.length - inserted },
         directives: out,
       }
@@ -170,8 +178,11 @@ export function ingest(db: TowerDb, directives: Directives) {
         with inserted as (
           insert into tower_facts (instance_pk, local_id, kind, squad_local_id, occurred_at, data)
           select ${instancePk}::uuid, e->>'localId', e->>'type', e->>'squadLocalId', (e->>'occurredAt')::timestamptz, e
-          from jsonb_array_elements(${json(facts)}) as e
-          on conflict (instance_pk, local_id) do nothing
+          from (select distinct on (e->>'localId') e from jsonb_array_elements(${json(facts)}) as e) as f
+          order by e->>'localId'
+          on conflict (instance_pk, local_id) do update set
+            squad_local_id = excluded.squad_local_id, occurred_at = excluded.occurred_at, data = excluded.data, received_at = now()
+          where tower_facts.kind = excluded.kind and tower_facts.data is distinct from excluded.data
           returning 1
         ), seen as (
           update tower_instances set last_seen_at = now() where id = ${instancePk}::uuid returning 1

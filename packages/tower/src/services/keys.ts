@@ -1,14 +1,13 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { hashToken, isUuid as isCoreUuid } from '@slaw/core'
 
 /** A per-instance API key: a readable prefix and 256 random bits. Only its hash is ever stored. */
 export function newApiKey(): string {
   return `slaw_ik_${randomBytes(32).toString('base64url')}`
 }
 
-/** Keys are 256-bit random strings, so a fast hash suffices; it keeps the per-request lookup cheap. */
-export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex')
-}
+/** Keys are hashed as core hashes its tokens (256-bit random strings: a fast hash suffices). */
+export const hashKey = hashToken
 
 /** Compares two secrets in constant time (over their digests, so lengths leak nothing either). */
 export function secretsEqual(given: string, expected: string): boolean {
@@ -25,8 +24,7 @@ export function bearerToken(header: string | string[] | undefined): string | nul
   return match ? match[1]! : null
 }
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-/** Ids from paths and bodies are checked before they reach SQL: a malformed one is simply unknown. */
+/** Ids from paths and bodies are checked before they reach SQL (core's check): a malformed one is simply unknown. */
 export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && uuidPattern.test(value)
+  return isCoreUuid(value)
 }

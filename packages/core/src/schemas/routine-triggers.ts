@@ -1,0 +1,89 @@
+import { Type } from '@sinclair/typebox'
+import type { RoutineTrigger } from '../contracts/routines.js'
+import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
+
+const SigningMode = Type.Union([Type.Literal('bearer'), Type.Literal('hmac_sha256'), Type.Literal('vcs_hmac'), Type.Literal('none')])
+const ReplayWindowSec = Type.Integer({ minimum: 30, maximum: 86_400 })
+const Label = Nullable(Type.String({ maxLength: 200 }))
+const CronExpression = Type.String({ minLength: 9, maxLength: 200 })
+const Timezone = Type.String({ minLength: 1, maxLength: 64 })
+
+/** A trigger, discriminated by `kind` (SERVICE-SPEC Resources: Routine). */
+export const CreateTriggerBody = Type.Union([
+  Type.Object(
+    { kind: Type.Literal('schedule'), label: Type.Optional(Label), enabled: Type.Optional(Type.Boolean()), cronExpression: CronExpression, timezone: Type.Optional(Timezone) },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { kind: Type.Literal('webhook'), label: Type.Optional(Label), enabled: Type.Optional(Type.Boolean()), signingMode: Type.Optional(SigningMode), replayWindowSec: Type.Optional(ReplayWindowSec) },
+    { additionalProperties: false },
+  ),
+  Type.Object({ kind: Type.Literal('api'), label: Type.Optional(Label), enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+])
+
+export const UpdateTriggerBody = Type.Object(
+  {
+    label: Type.Optional(Label),
+    enabled: Type.Optional(Type.Boolean()),
+    cronExpression: Type.Optional(CronExpression),
+    timezone: Type.Optional(Timezone),
+    signingMode: Type.Optional(SigningMode),
+    replayWindowSec: Type.Optional(ReplayWindowSec),
+  },
+  { additionalProperties: false },
+)
+
+/** A trigger as responses show it: never its secret, hash or ciphertext. */
+export const RoutineTriggerSchema = Type.Object(
+  {
+    id: Uuid,
+    routineId: Uuid,
+    kind: Type.Union([Type.Literal('schedule'), Type.Literal('webhook'), Type.Literal('api')]),
+    label: Nullable(Type.String()),
+    enabled: Type.Boolean(),
+    cronExpression: Nullable(Type.String()),
+    timezone: Nullable(Type.String()),
+    nextFireAt: Nullable(Timestamp),
+    signingMode: Nullable(SigningMode),
+    replayWindowSec: Nullable(Type.Integer()),
+    publicId: Nullable(Type.String()),
+    /** The path to POST to (webhook and api triggers). */
+    fireUrl: Nullable(Type.String()),
+    secretRotatedAt: Nullable(Timestamp),
+    lastFiredAt: Nullable(Timestamp),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: 'RoutineTrigger', title: 'RoutineTrigger' },
+)
+
+/** `secret` is present once: in the answer that created it (create, rotate, a new signing mode). */
+export const TriggerWithSecretSchema = Type.Object({ trigger: RoutineTriggerSchema, secret: Type.Optional(Type.String()) })
+
+export const PublicFireParams = Type.Object({ publicId: Type.String({ maxLength: 200 }) })
+export const PublicFireResponse = Type.Object({
+  run: Type.Object({ id: Uuid, status: Type.String(), issueId: Nullable(Uuid), linkedRunId: Nullable(Uuid), createdAt: Timestamp }),
+})
+
+export const fireUrl = (publicId: string): string => `/api/routine-triggers/public/${publicId}/fire`
+
+export const presentTrigger = (t: RoutineTrigger) => ({
+  id: t.id,
+  routineId: t.routineId,
+  kind: t.kind,
+  label: t.label,
+  enabled: t.enabled,
+  cronExpression: t.cronExpression,
+  timezone: t.timezone,
+  nextFireAt: isoOrNull(t.nextFireAt),
+  signingMode: t.signingMode,
+  replayWindowSec: t.replayWindowSec,
+  publicId: t.publicId,
+  fireUrl: t.publicId ? fireUrl(t.publicId) : null,
+  secretRotatedAt: isoOrNull(t.secretRotatedAt),
+  lastFiredAt: isoOrNull(t.lastFiredAt),
+  createdAt: iso(t.createdAt),
+  updatedAt: iso(t.updatedAt),
+})
+
+export const presentTriggerWithSecret = (x: { trigger: RoutineTrigger; secret: string | null }) => ({ trigger: presentTrigger(x.trigger), ...(x.secret ? { secret: x.secret } : {}) })

@@ -1,0 +1,47 @@
+import t from 'tap'
+import { Writable } from 'node:stream'
+import pino from 'pino'
+import { createInstance, type InstanceOptions } from '@slaw/core'
+import { pgliteStorage } from '@slaw/storage-pg/pglite'
+import { scrubUrl } from '../src/logging.js'
+
+const operator = 'slaw_op_log_secrets_test_key_0001'
+
+async function logsOf(logger: InstanceOptions['logger'], lines: () => string, fn: (inject: (url: string, headers?: Record<string, string>) => Promise<number>, log: pino.Logger) => Promise<void>): Promise<string> {
+  const instance = await createInstance({ storage: await pgliteStorage({ dataDir: 'memory://' }), operatorKey: operator, logger, jobs: false, masterKey: 'a'.repeat(64) })
+  try {
+    await fn(async (url, headers = {}) => (await instance.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${operator}`, ...headers } })).statusCode, instance.log)
+  } finally {
+    await instance.close()
+  }
+  return lines()
+}
+
+t.test('scrubUrl', async (t) => {
+  t.equal(scrubUrl('/api/x'), '/api/x')
+  t.equal(scrubUrl('/api/x?token=abc&limit=5&apiKey=k1&KEY=k2&api_key=k3&secret=s&access_token=a&q=token'), '/api/x?token=[REDACTED]&limit=5&apiKey=[REDACTED]&KEY=[REDACTED]&api_key=[REDACTED]&secret=[REDACTED]&access_token=[REDACTED]&q=token')
+  t.equal(scrubUrl('/api/x?to%6Ben=abc'), '/api/x?to%6Ben=[REDACTED]', 'percent-encoded names too')
+})
+
+t.test('request lines never carry query-string credentials or the Authorization header', async (t) => {
+  const secrets = ['tok_SECRET_1', 'SECRET_2', 'SECRET_3', operator]
+  const check = (out: string, label: string) => {
+    t.match(out, /"url":"\/api\/squads\?token=\[REDACTED\]&apiKey=\[REDACTED\]&secret=\[REDACTED\]&limit=5"/, `${label}: the URL is logged, scrubbed`)
+    for (const s of secrets) t.notOk(out.includes(s), `${label}: ${s.slice(0, 8)}… is not in the log`)
+  }
+  // slaw's own logger (pino options).
+  let own = ''
+  const out1 = await logsOf({ level: 'info', hooks: { streamWrite: (s: string) => ((own += s), '') } } as never, () => own, async (inject, log) => {
+    t.equal(await inject('/api/squads?token=tok_SECRET_1&apiKey=SECRET_2&secret=SECRET_3&limit=5'), 200)
+    log.info({ headers: { authorization: `Bearer ${operator}` }, authorization: `Bearer ${operator}` }, 'something that logs headers')
+  })
+  check(out1, 'built-in logger')
+  t.match(out1, /"authorization":"\[REDACTED\]"/)
+  // A logger of the caller's.
+  let theirs = ''
+  const stream = new Writable({ write: (c, _e, cb) => ((theirs += c), cb()) })
+  const out2 = await logsOf(pino({ level: 'info' }, stream), () => theirs, async (inject) => {
+    t.equal(await inject('/api/squads?token=tok_SECRET_1&apiKey=SECRET_2&secret=SECRET_3&limit=5'), 200)
+  })
+  check(out2, 'caller logger')
+})

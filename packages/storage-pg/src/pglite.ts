@@ -1,0 +1,5 @@
+// `@slaw/storage-pg/pglite`: the embedded backend. A separate entry point so a PostgreSQL host
+// neither installs PGlite (an optional peer dependency) nor type-checks its declarations.
+export { pgliteStorage, type PgliteStorageOptions } from './pglite-storage.js'
+export { PGliteDialect } from './pglite-dialect.js'
+export { loadPgliteTemplate, pgliteTemplateFile, isEmptyDir, type PgliteTemplate } from './pglite-template.js'
