@@ -2,6 +2,7 @@ import { createInstance, LockUnavailableError, StorageUnavailableError, runOptio
 import { pgStorage } from '@slaw/storage-pg'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { redisLocks } from '@slaw/lock-redis'
+import { installedSecretProviders } from './secret-providers.js'
 import { httpAdapter, processAdapter } from '@slaw/adapters'
 import { towerClient } from '@slaw/tower-client'
 import { towerClientOptions, type StartConfig } from './config.js'
@@ -16,6 +17,8 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     storage,
     ...(locks ? { locks } : {}),
     adapters: [processAdapter(), httpAdapter()],
+    // Vault, AWS and GCP secret providers, those of them that are installed.
+    secretProviders: await installedSecretProviders(),
     // Always a tower client: without SVC_TOWER_URL it stays disconnected until an Operator connects it.
     tower: towerClient(towerClientOptions(config.tower)),
     logger: { level: config.logLevel },

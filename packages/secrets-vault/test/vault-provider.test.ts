@@ -1,0 +1,130 @@
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { SecretProviderError } from '@slaw/core'
+import { secretProviderContract } from '@slaw/core/testing'
+import { vaultProvider } from '@slaw/secrets-vault'
+import { startVaultStandIn } from './vault-stand-in.js'
+
+// Against a local stand-in speaking Vault's KV v2 HTTP API on 127.0.0.1 (real HTTP, no mocks).
+const token = 'hvs.test-only-token'
+const env = { VAULT_TOKEN: token }
+
+void t.test('vault passes the secret provider contract', async (t) => {
+  const vault = await startVaultStandIn({ token, mounts: ['secret', 'kv'], namespaces: ['team-a'] })
+  t.teardown(() => vault.close())
+  const down = await closedPort()
+  await secretProviderContract(t, () => vaultProvider({ env }), {
+    emptyValues: true,
+    config: { address: vault.address, mount: 'kv', namespace: 'team-a', prefix: 'slaw/', timeoutMs: 5_000 },
+    brokenConfig: { address: `http://127.0.0.1:${down}`, mount: 'kv' },
+  })
+})
+
+void t.test('namespace and mount go where they are configured', async (t) => {
+  const vault = await startVaultStandIn({ token, mounts: ['secret', 'kv'], namespaces: ['team-a'] })
+  t.teardown(() => vault.close())
+  const provider = vaultProvider({ env })
+  const config = { address: vault.address, mount: 'kv', namespace: 'team-a' }
+  const { ref } = await provider.store({ secretId: 'abc', version: 1, value: 'v-1', config })
+  t.equal(ref, 'slaw/abc?version=1', 'the ref is the path under the mount with its KV version')
+  t.same(vault.requests.at(-1), { method: 'POST', path: '/v1/kv/data/slaw/abc', namespace: 'team-a' }, 'written to the kv mount with the namespace header')
+  await t.rejects(provider.resolve({ ref, config: { ...config, namespace: undefined } }), { code: 'not_found' }, 'the root namespace does not hold it')
+  await t.rejects(provider.resolve({ ref, config: { ...config, namespace: 'team-b' } }), { code: 'access_denied' }, 'a namespace the token may not use is refused')
+  await t.rejects(provider.resolve({ ref, config: { ...config, mount: 'secret' } }), { code: 'not_found' }, 'nor another mount')
+  t.equal(await provider.resolve({ ref, config }), 'v-1')
+})
+
+void t.test('imported refs: the latest version, one field of several, a clear error without one', async (t) => {
+  const vault = await startVaultStandIn({ token })
+  t.teardown(() => vault.close())
+  const config = { address: vault.address }
+  const put = (path: string, data: unknown) =>
+    fetch(`${vault.address}/v1/secret/data/${path}`, { method: 'POST', headers: { 'X-Vault-Token': token }, body: JSON.stringify({ data }) })
+  await put('team/db', { username: 'svc', password: 'pw-1' })
+  await put('team/db', { username: 'svc', password: 'pw-2' })
+  await put('team/api', { key: 'k-1' })
+  const provider = vaultProvider({ env })
+  t.equal(await provider.resolve({ ref: 'team/db?field=password', config }), 'pw-2', 'no version: the latest')
+  t.equal(await provider.resolve({ ref: 'team/db?version=1&field=password', config }), 'pw-1', 'a version and a field')
+  t.equal(await provider.resolve({ ref: 'team/api', config }), 'k-1', 'a secret with one field needs no field name')
+  const failure = await provider.resolve({ ref: 'team/db', config }).catch((e: unknown) => e)
+  t.ok(failure instanceof SecretProviderError && failure.code === 'not_found', 'several fields and none named: not_found')
+  t.match((failure as Error).message, /holds username, password/, 'naming the fields it holds')
+  t.notMatch((failure as Error).message, /pw-/, 'and no value')
+  const listed = await provider.listRemote!({ config, query: 'team/', pageSize: 10 })
+  t.same(listed, { items: [{ externalRef: 'team/api', name: 'team/api' }, { externalRef: 'team/db', name: 'team/db' }] }, 'listRemote walks the folders')
+})
+
+void t.test('faults: a hanging Vault times out, a 403 is access_denied, a closed port is unavailable; no value in any message', async (t) => {
+  const vault = await startVaultStandIn({ token })
+  t.teardown(() => vault.close())
+  const provider = vaultProvider({ env })
+  const config = { address: vault.address, timeoutMs: 200 }
+  const value = 'fault-value-7f3a'
+  const { ref } = await provider.store({ secretId: 'fault', version: 1, value, config })
+
+  const expectFailure = async (what: string, code: string, call: () => Promise<unknown>, pattern: RegExp) => {
+    const failure = await call().then(() => undefined, (e: unknown) => e)
+    t.ok(failure instanceof SecretProviderError, `${what}: a SecretProviderError`)
+    t.equal((failure as SecretProviderError).code, code, `${what}: code ${code}`)
+    t.match((failure as Error).message, pattern, `${what}: says why`)
+    t.notOk(String((failure as Error).message).includes(value) || String((failure as Error).stack).includes(value), `${what}: no value in the message`)
+  }
+
+  vault.mode = 'hang'
+  await expectFailure('resolve, hanging', 'timeout', () => provider.resolve({ ref, config }), /no answer from .* within 200 ms/)
+  await expectFailure('store, hanging', 'timeout', () => provider.store({ secretId: 'fault', version: 2, value, config }), /within 200 ms/)
+  t.match(await provider.health(config), { ok: false, message: /within 200 ms/ }, 'health says it timed out')
+
+  await vault.hangingClosed()
+  t.pass('the timed-out requests were aborted: no socket is left hanging')
+
+  vault.mode = 'forbid'
+  await expectFailure('resolve, 403', 'access_denied', () => provider.resolve({ ref, config }), /permission denied \(HTTP 403\)/)
+  await expectFailure('store, 403', 'access_denied', () => provider.store({ secretId: 'fault', version: 2, value, config }), /permission denied/)
+  t.match(await provider.health(config), { ok: false, message: /permission denied/ }, 'health says access is denied')
+
+  vault.mode = 'ok'
+  await expectFailure('a wrong token', 'access_denied', () => vaultProvider({ token: 'hvs.wrong' }).resolve({ ref, config }), /permission denied/)
+  await expectFailure('no token at all', 'invalid_config', () => vaultProvider({ env: {} }).resolve({ ref, config }), /VAULT_TOKEN/)
+
+  const down = await closedPort()
+  const gone = { address: `http://127.0.0.1:${down}` }
+  await expectFailure('resolve, down', 'unavailable', () => provider.resolve({ ref, config: gone }), /cannot reach .*ECONNREFUSED/)
+  await expectFailure('store, down', 'unavailable', () => provider.store({ secretId: 'fault', version: 2, value, config: gone }), /cannot reach/)
+  t.match(await provider.health(gone), { ok: false, message: /cannot reach/ }, 'health says it cannot reach Vault')
+  t.equal(await provider.resolve({ ref, config }), value, 'and once Vault answers again, the value resolves')
+})
+
+void t.test('a token source is asked at each call', async (t) => {
+  const vault = await startVaultStandIn({ token })
+  t.teardown(() => vault.close())
+  let asked = 0
+  const provider = vaultProvider({ token: async () => (asked++, token) })
+  await provider.store({ secretId: 'x', version: 1, value: 'v', config: { address: vault.address } })
+  t.equal(await provider.health({ address: vault.address }).then((h) => h.ok), true)
+  t.equal(asked, 3, 'once per HTTP call (store, lookup-self, list)')
+})
+
+void t.test('bad config is invalid_config, never a crash', async (t) => {
+  const provider = vaultProvider({ env })
+  for (const [config, pattern] of [
+    [{ address: 'not a url' }, /http\(s\) URL/],
+    [{ mount: 7 }, /mount must be a string/],
+    [{ timeoutMs: 0 }, /timeoutMs/],
+    [{ token: 'hvs.x' }, /unknown config keys token/],
+  ] as const) {
+    await t.rejects(provider.resolve({ ref: 'a', config }), { name: 'SecretProviderError', code: 'invalid_config', message: pattern })
+  }
+  t.match(await provider.health({ address: 'nope' }), { ok: false, message: /http\(s\) URL/ }, 'health answers instead of throwing')
+})
+
+/** A port on 127.0.0.1 nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
