@@ -381,6 +381,8 @@ export interface JobRepository {
   /** Extends a lease the worker still holds; false when it lost the job. */
   renew(id: string, workerId: string, leaseMs: number, at?: Date): Promise<boolean>
   complete(id: string, workerId: string, result: Record<string, unknown> | null): Promise<boolean>
+  /** Completes several jobs the worker holds in one statement; returns the ids it completed. */
+  completeMany(workerId: string, jobs: Array<{ id: string; result: Record<string, unknown> | null }>): Promise<string[]>
   /** With `retryAt`, the job is queued again for then (the attempt counts); without, it is failed. */
   fail(id: string, workerId: string, error: string, retryAt?: Date | null): Promise<boolean>
   /** Puts a claimed job back for `runAt` without counting the attempt (e.g. over a concurrency cap). */

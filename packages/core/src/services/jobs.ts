@@ -201,7 +201,7 @@ export class JobRunner {
           return
         }
         const result = await handler(job, { signal: controller.signal })
-        await this.ctx.storage.jobs.complete(job.id, this.nodeId, result)
+        await this.complete(job.id, result)
       } catch (err) {
         if (err instanceof JobDeferred) {
           await this.ctx.storage.jobs.defer(job.id, this.nodeId, err.until).catch(() => undefined)
@@ -224,6 +224,30 @@ export class JobRunner {
     this.inFlight.add(p)
     void p.finally(() => this.inFlight.delete(p))
     return p
+  }
+
+  private pending: Array<{ id: string; result: Record<string, unknown> | null; done: (err?: unknown) => void }> = []
+
+  /**
+   * Completions are written in batches: every job that finishes in the same turn of the event loop
+   * is completed by one statement (the queue's hot path is one claim per batch plus this).
+   */
+  private complete(id: string, result: Record<string, unknown> | null): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ id, result, done: (err) => (err ? reject(err) : resolve()) })
+      if (this.pending.length === 1) setImmediate(() => void this.flush())
+    })
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending
+    this.pending = []
+    try {
+      await this.ctx.storage.jobs.completeMany(this.nodeId, batch.map(({ id, result }) => ({ id, result })))
+      for (const b of batch) b.done()
+    } catch (err) {
+      for (const b of batch) b.done(err)
+    }
   }
 
   /** Exponential backoff with full jitter in the upper half: base·2^(attempt-1), capped. */

@@ -81,6 +81,17 @@ export class PgJobRepository implements JobRepository {
     return Number(r.numUpdatedRows) > 0
   }
 
+  async completeMany(workerId: string, jobs: Array<{ id: string; result: Record<string, unknown> | null }>): Promise<string[]> {
+    if (!jobs.length) return []
+    const values = sql.join(jobs.map((j) => sql`(${j.id}::uuid, ${j.result === null ? null : JSON.stringify(j.result)}::text)`))
+    const { rows } = await sql<{ id: string }>`
+      update jobs set status = 'completed', result = v.result::jsonb, finished_at = now(), locked_until = null
+        from (values ${values}) as v(id, result)
+       where jobs.id = v.id and jobs.locked_by = ${workerId} and jobs.status = 'running'
+      returning jobs.id`.execute(this.db())
+    return rows.map((r) => r.id)
+  }
+
   async fail(id: string, workerId: string, error: string, retryAt?: Date | null): Promise<boolean> {
     const r = await this.db()
       .updateTable('jobs')
