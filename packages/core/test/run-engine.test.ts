@@ -1,33 +1,9 @@
 import t from 'tap'
-import { SignJWT } from 'jose'
-import type { InstanceOptions } from '@slaw/core'
-import { eachBackend, type TestApi } from './helpers/instance.js'
-import { addAgent, addIssue, isError, unknownId } from './helpers/fixtures.js'
-import { fakeClock, steeredAdapter, untilAborted } from './helpers/runs.js'
+import { eachBackend } from './helpers/instance.js'
+import { addIssue } from './helpers/fixtures.js'
+import { runHarness, untilAborted } from './helpers/runs.js'
 
-const adapter = steeredAdapter('process')
-const httpish = steeredAdapter('http')
-const clock = fakeClock()
-const options: Partial<InstanceOptions> = { adapters: [adapter, httpish], now: clock.now, runs: { maxContinuations: 2 } }
-
-function reset() {
-  adapter.calls.length = 0
-  adapter.next = async () => ({ status: 'succeeded', exitCode: 0, output: 'done\n' })
-  httpish.calls.length = 0
-  clock.reset()
-}
-
-async function squadWithAgent(api: TestApi, name = 'ada') {
-  const squad = (await api.call('POST', '/api/squads', { name: `Runs ${Math.random().toString(36).slice(2, 8)}` })).body.squad
-  const agent = await addAgent(api, squad.id, name)
-  return { squadId: squad.id as string, agentId: agent.id, agentToken: agent.token }
-}
-
-const run = async (api: TestApi, id: string) => (await api.call('GET', `/api/heartbeat-runs/${id}`)).body.run
-const drain = (api: TestApi) => api.instance.jobs.drain()
-
-// jobs: false — nothing runs unless the test drains the queue: every step is an explicit trigger.
-const manual: Partial<InstanceOptions> = { ...options, jobs: false }
+const { adapter, clock, manual, reset, squadWithAgent, run, drain } = runHarness()
 
 eachBackend(
   t,

@@ -1,4 +1,6 @@
-import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter } from '@slaw/core'
+import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter, InstanceOptions } from '@slaw/core'
+import { addAgent } from './fixtures.js'
+import type { TestApi } from './instance.js'
 
 /**
  * A test adapter the test steers: every wake is recorded and answered by `next`, which a test
@@ -67,4 +69,32 @@ export async function finished(call: (m: string, u: string) => Promise<{ body: a
     if (run && run.status !== 'queued' && run.status !== 'running') return run
     await new Promise((r) => setTimeout(r, 20))
   }
+}
+
+/**
+ * What the run engine's test files share: a steered process adapter and an http one, a fake clock,
+ * instance options using them (and `manual`, with no job runner, so every step is an explicit
+ * trigger), and small helpers.
+ */
+export function runHarness() {
+  const adapter = steeredAdapter('process')
+  const httpish = steeredAdapter('http')
+  const clock = fakeClock()
+  const options: Partial<InstanceOptions> = { adapters: [adapter, httpish], now: clock.now, runs: { maxContinuations: 2 } }
+  // jobs: false — nothing runs unless the test drains the queue: every step is an explicit trigger.
+  const manual: Partial<InstanceOptions> = { ...options, jobs: false }
+  const reset = () => {
+    adapter.calls.length = 0
+    adapter.next = async () => ({ status: 'succeeded', exitCode: 0, output: 'done\n' })
+    httpish.calls.length = 0
+    clock.reset()
+  }
+  const squadWithAgent = async (api: TestApi, name = 'ada') => {
+    const squad = (await api.call('POST', '/api/squads', { name: `Runs ${Math.random().toString(36).slice(2, 8)}` })).body.squad
+    const agent = await addAgent(api, squad.id, name)
+    return { squadId: squad.id as string, agentId: agent.id, agentToken: agent.token }
+  }
+  const run = async (api: TestApi, id: string) => (await api.call('GET', `/api/heartbeat-runs/${id}`)).body.run
+  const drain = (api: TestApi) => api.instance.jobs.drain()
+  return { adapter, httpish, clock, options, manual, reset, squadWithAgent, run, drain }
 }
