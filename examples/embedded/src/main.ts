@@ -12,12 +12,12 @@ export async function startEmbedded(operatorKey = 'slaw_op_embedded_example_key'
   })
 }
 
-/** The core loop without HTTP: a squad, an agent, an issue, a checkout. */
+/** The core loop without HTTP: a squad, an agent (a process agent: the command slaw starts to wake it), an issue, a checkout. */
 export async function demo(instance: SlawInstance) {
   const me = systemActor('embedded-example')
   const { squads, agents, issues } = instance.services
   const squad = await squads.create(me, { name: 'Embedded' })
-  const ada = await agents.create(me, squad.id, { name: 'ada', role: 'software_engineer', adapterType: 'process' })
+  const ada = await agents.create(me, squad.id, { name: 'ada', role: 'software_engineer', adapterType: 'process', adapterConfig: { command: process.execPath, args: ['-e', 'console.log(`woken: ${process.env.SVC_RUN_ID}`)'] } })
   const issue = await issues.create(me, squad.id, { title: 'Write the release notes', priority: 'high' })
   const checkedOut = await issues.checkout(me, issue.id, { agentId: ada.id })
   return { squad, agent: ada, issue: checkedOut }

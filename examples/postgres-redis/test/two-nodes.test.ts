@@ -25,7 +25,7 @@ t.test('checkout races across two nodes have exactly one winner', { skip }, asyn
   }
   const squad = (await call(bases[0]!, 'POST', '/api/squads', { name: 'Race' })).body.squad
   const agents: string[] = []
-  for (let i = 0; i < 6; i++) agents.push((await call(bases[i % 2]!, 'POST', `/api/squads/${squad.id}/agents`, { name: `racer-${i}`, role: 'general', adapterType: 'process' })).body.agent.id)
+  for (let i = 0; i < 6; i++) agents.push((await call(bases[i % 2]!, 'POST', `/api/squads/${squad.id}/agents`, { name: `racer-${i}`, role: 'general', adapterType: 'process', adapterConfig: { command: process.execPath, args: ['-e', 'console.log(`woken: ${process.env.SVC_RUN_ID}`)'] } })).body.agent.id)
 
   const rounds = 15
   for (let round = 0; round < rounds; round++) {
