@@ -32,7 +32,7 @@ eachBackend(t, 'schedules: one fire per due time, next fire stored, issue and wa
   const issue = (await api.call('GET', `/api/issues/${run.issueId}`)).body.issue
   t.equal(issue.title, 'Sweep eu')
   t.equal(issue.assigneeAgentId, agentId)
-  t.ok((await api.instance.storage.wakeups.listQueued(agentId)).some((w) => w.issueId === issue.id && w.reason === 'routine'), 'wake queued')
+  t.match((await api.call('GET', `/api/issues/${issue.id}/runs`)).body.runs, [{ agentId, reason: 'routine' }], 'one heartbeat run for the assignee, with the routine reason')
   const detail = await api.call('GET', `/api/routines/${routine.id}`)
   t.equal(detail.body.triggers[0].nextFireAt, '2030-03-04T10:10:00.000Z', 'next due time advanced')
   t.equal(await drain(api.instance), 0, 'a job runs once')

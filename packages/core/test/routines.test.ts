@@ -145,8 +145,9 @@ eachBackend(t, 'routine runs: variables merged and validated, templates, issue a
   t.equal(issue.assigneeAgentId, agentId)
   t.match(issue.identifier, new RegExp(`^${prefix}-\\d+$`))
   // The assignee's wake was queued in the same transaction, carrying the routine reason.
-  const wakes = await api.instance.storage.wakeups.listQueued(agentId)
-  t.ok(wakes.some((w) => w.issueId === issue.id && w.reason === 'routine'), 'wake queued')
+  const wakes = (await api.call('GET', `/api/issues/${issue.id}/runs`)).body.runs
+  t.equal(wakes.length, 1, 'one heartbeat run for the assignee')
+  t.match(wakes, [{ agentId, reason: 'routine' }], 'with the routine reason')
   t.same(await api.instance.services.routines.envForRun(run.body.run.id), { SECRET_PLACE: 'vault-7' }, 'envForRun: the routine env of the run, as written')
   t.equal(await api.instance.services.routines.envForRun(unknownId), null, 'envForRun: unknown run')
 

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
 import type { Storage } from '@slaw/core'
 import { KyselyStorage } from './kysely-storage.js'
-import { migrations } from './migrations/index.js'
+import { migrationFingerprint } from './migrations/index.js'
 import { PGliteDialect } from './pglite-dialect.js'
 import { isEmptyDir, loadPgliteTemplate, type PgliteTemplate } from './pglite-template.js'
 
@@ -32,7 +32,7 @@ const parsers = { 20: (x: string) => Number(x), 1082: (x: string) => x }
 function storageTemplate(extra: Partial<PGliteOptions>): PgliteTemplate {
   return {
     name: 'slaw-pglite-template',
-    keyParts: Object.entries(migrations).map(([name, m]) => `${name}:${String(m.up)}`),
+    keyParts: [migrationFingerprint()],
     options: { ...extra, parsers, postgresqlconf },
     async build(pg) {
       const storage = new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg) })

@@ -6,7 +6,7 @@ import type { ServiceContext } from './context.js'
 import { isUuid, uuidv7 } from './ids.js'
 import { outboxUpserts, recordActivity } from './recorder.js'
 import type { SquadService } from './squads.js'
-import { wakeOnAssignment, wakeOnChildrenDone, wakeOnMentions } from './wake-causes.js'
+import { wakeOnAssignment, wakeOnChildrenDone, wakeOnMentions, type AssignmentWake } from './wake-causes.js'
 
 /** Statuses a checkout accepts when the caller gives no `expectedStatuses` (the spec's state table). */
 export const defaultCheckoutStatuses: IssueStatus[] = ['todo', 'backlog', 'blocked', 'in_review']
@@ -152,7 +152,11 @@ export class IssueService {
     return { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks, ancestors }
   }
 
-  async create(actor: Actor, squadId: string, input: CreateIssueInput): Promise<IssueDetail> {
+  /**
+   * Creates an issue; its assignee is woken in the same transaction. `wake` names the cause when it
+   * is not a plain assignment (a routine run's issue wakes with reason `routine` and the run's env).
+   */
+  async create(actor: Actor, squadId: string, input: CreateIssueInput, opts: { wake?: AssignmentWake } = {}): Promise<IssueDetail> {
     let wakes = 0
     const created = await this.ctx.storage.transaction(async (tx) => {
       // FOR UPDATE, not FOR SHARE: numbering updates this row below, and two creators holding a
@@ -195,7 +199,7 @@ export class IssueService {
         details: { identifier: issue.identifier, status: issue.status, priority: issue.priority },
       })
       await tx.outbox.append([outboxUpserts.issue(issue)])
-      wakes += await wakeOnAssignment(tx, actor, issue)
+      wakes += await wakeOnAssignment(tx, actor, issue, opts.wake)
       // A new issue blocks nothing yet: skip the queries detail() would spend on that.
       const [blockedBy, ancestors] = await Promise.all([
         input.blockedByIssueIds?.length ? tx.issues.blockedBy(issue.id) : Promise.resolve([]),

@@ -16,7 +16,6 @@ import { newPublicId, newTriggerSecret, storedSecret, verifySignature, type Sign
 import { missedRunCap, nextFireAfter, parseSchedule, planFires } from './routine-schedule.js'
 import { normaliseVariables, renderTemplate, resolveVariables, type VariableInput, type VariableValue } from './routine-variables.js'
 import type { SquadService } from './squads.js'
-import { queueWake } from './wakes.js'
 
 /** The job kind that executes a queued (schedule) run. */
 export const routineRunJobKind = 'routine_run'
@@ -565,10 +564,7 @@ export class RoutineService {
       projectId,
       goalId: routine.goalId,
       parentId: routine.parentIssueId,
-    })
-    if (issue.assigneeAgentId) {
-      await queueWake(tx, { squadId: routine.squadId, agentId: issue.assigneeAgentId, issueId: issue.id, reason: 'routine', routineRunId: runId })
-    }
+    }, { wake: { reason: 'routine', routineRunId: runId } })
     return { status: 'issue_created', issueId: issue.id, linkedRunId: null, variables: values }
   }
 

@@ -10,12 +10,18 @@ import { queueWake } from './wakes.js'
  */
 
 /** An issue got an agent assignee (create or PATCH): that agent is woken for it. */
-export async function wakeOnAssignment(tx: StorageSession, actor: Actor, issue: Issue): Promise<number> {
+/** The cause of an assignment wake when it is more than an assignment (a routine run's issue). */
+export interface AssignmentWake {
+  reason: 'routine'
+  routineRunId: string
+}
+
+export async function wakeOnAssignment(tx: StorageSession, actor: Actor, issue: Issue, cause?: AssignmentWake): Promise<number> {
   if (!issue.assigneeAgentId) return 0
-  // An agent assigning work to itself is already awake.
-  if (actor.type === 'agent' && actor.agentId === issue.assigneeAgentId) return 0
+  // An agent assigning work to itself is already awake (a routine's issue is new work all the same).
+  if (!cause && actor.type === 'agent' && actor.agentId === issue.assigneeAgentId) return 0
   if (issue.status === 'done' || issue.status === 'cancelled') return 0
-  await queueWake(tx, { squadId: issue.squadId, agentId: issue.assigneeAgentId, issueId: issue.id, reason: 'assignment' })
+  await queueWake(tx, { squadId: issue.squadId, agentId: issue.assigneeAgentId, issueId: issue.id, reason: cause?.reason ?? 'assignment', routineRunId: cause?.routineRunId ?? null })
   return 1
 }
 

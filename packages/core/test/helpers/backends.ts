@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { migrations, pgStorage } from '@slaw/storage-pg'
+import { migrationFingerprint, pgStorage } from '@slaw/storage-pg'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import type { Storage } from '@slaw/core'
 
@@ -48,8 +48,7 @@ let template: Promise<string> | undefined
  */
 function migratedTemplate(): Promise<string> {
   template ??= (async () => {
-    const hash = createHash('sha256')
-    for (const [key, m] of Object.entries(migrations)) hash.update(key).update(String(m.up)).update(String(m.down))
+    const hash = createHash('sha256').update(migrationFingerprint())
     const name = `slaw_tpl_${hash.digest('hex').slice(0, 16)}`
     const admin = postgres(testDatabaseUrl!, { max: 1, onnotice: () => undefined })
     try {

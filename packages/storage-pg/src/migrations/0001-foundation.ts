@@ -6,7 +6,7 @@ import { sql, type Kysely } from 'kysely'
  *
  * Every list the API runs has an index below; the comment above each says which.
  */
-const statements = [
+export const statements = [
   `create table squads (
     id uuid primary key,
     name text not null,

@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely'
  * counter row updated in the writing transaction, so they cost a few index lookups whatever the
  * number of cost events or issues.
  */
-const statements = [
+export const statements = [
   // Monthly token ceilings (subscription-billed tokens), next to the cents budgets of 0001.
   `alter table squads add column budget_monthly_tokens bigint`,
   `alter table agents add column budget_monthly_tokens bigint`,

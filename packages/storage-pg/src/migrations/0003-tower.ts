@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely'
  * keys (the leader's cursor, an Operator's connect on another node) never overwrite each other.
  * Leases: one row per named lease; only the holder of `tower_reporter` talks to the tower.
  */
-const statements = [
+export const statements = [
   `create table tower_state (
     key text primary key,
     value jsonb not null,

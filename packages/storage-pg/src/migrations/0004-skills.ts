@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely'
  * pulled it (descriptors and content, so a catalog skill installs into a squad without a network
  * call, and content is fetched again only when its contentHash changes).
  */
-const statements = [
+export const statements = [
   `create table skills (
     id uuid primary key,
     squad_id uuid not null references squads (id) on delete cascade,

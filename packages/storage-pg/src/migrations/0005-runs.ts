@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely'
  * - agents gain their adapter config and an encrypted per-agent webhook signing secret;
  * - heartbeat_runs holds every run; at most one `queued` run per agent and issue (wake coalescing).
  */
-const statements = [
+export const statements = [
   `alter table jobs add column max_attempts integer not null default 5`,
   `alter table jobs add column dedupe_key text`,
   // Same key while queued or running: the second enqueue finds the first (one job per key).
@@ -58,15 +58,17 @@ const statements = [
   `create index heartbeat_runs_deadline on heartbeat_runs (deadline_at) where status = 'running'`,
   // Retention: by finish time.
   `create index heartbeat_runs_finished on heartbeat_runs (finished_at) where finished_at is not null`,
-  // Dashboard run activity: runs per squad, UTC day of creation and current status, kept by every
-  // status change in the same transaction (a read is at most 14 days × 6 statuses rows).
+  // Dashboard run activity: runs per squad, UTC day of creation and current status. Every status
+  // change appends +1/-1 rows in its own transaction: append-only, so no writer ever waits on a
+  // shared counter row (a counter locked until commit deadlocked wakes against run transitions).
+  // The retention job folds past days into one row per status.
   `create table heartbeat_run_days (
     squad_id uuid not null references squads (id) on delete cascade,
     day date not null,
     status text not null,
-    runs integer not null default 0,
-    primary key (squad_id, day, status)
+    runs integer not null
   )`,
+  `create index heartbeat_run_days_squad on heartbeat_run_days (squad_id, day)`,
   // Issues a run touched: every activity entry carrying the run id.
   `create index activity_run on activity (run_id, entity_type) where run_id is not null`,
 ]

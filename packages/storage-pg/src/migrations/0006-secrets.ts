@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely'
  * and the master key id it was written under), the access audit trail, provider configurations
  * (non-sensitive settings only), and the instance's master key id.
  */
-const statements = [
+export const statements = [
   `create table secret_provider_configs (
     id uuid primary key,
     squad_id uuid not null references squads (id) on delete cascade,

@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely'
  * nodes claim with FOR UPDATE SKIP LOCKED and advance in the same transaction that records the
  * runs, and `routine_runs_trigger_due` refuses a second run for the same (trigger, due time).
  */
-const statements = [
+export const statements = [
   `create table routines (
     id uuid primary key,
     squad_id uuid not null references squads (id) on delete cascade,

@@ -6,7 +6,7 @@ import { sql, type Kysely } from 'kysely'
  * thread. Now a comment carries its own generated tsvector and the issue row stays out of the
  * comment write path; issue search (q) matches the issue's document or any of its comments.
  */
-const statements = [
+export const statements = [
   `alter table comments add column search tsvector generated always as (to_tsvector('english', body)) stored`,
   `create index comments_search on comments using gin (search)`,
   // Issue documents no longer carry comment text.

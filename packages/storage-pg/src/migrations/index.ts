@@ -26,3 +26,13 @@ export const migrations: Record<string, Migration> = {
 export const migrationProvider: MigrationProvider = {
   getMigrations: async () => migrations,
 }
+
+/**
+ * Every migration's name and SQL, for cache keys (PGlite data-dir templates, test template
+ * databases): a migration edited during development never loads a template built from its old text.
+ */
+export function migrationFingerprint(): string {
+  return Object.entries(migrations)
+    .map(([name, m]) => `${name}\0${String(m.up)}\0${((m as { statements?: string[] }).statements ?? []).join('\0')}`)
+    .join('\0\0')
+}

@@ -48,11 +48,12 @@ export class PgDashboardRepository implements DashboardRepository {
   }
 
   async runsPerDay(squadId: string, since: Date): Promise<Array<{ date: string; status: string; count: number }> | null> {
-    // The day rollup the run repository keeps: one primary-key range.
+    // The day rollup the run repository keeps (append-only deltas, folded daily): one index range.
     const { rows } = await sql<{ date: string; status: string; count: string | number }>`
-      select to_char(day, 'YYYY-MM-DD') as date, status, runs as count
+      select to_char(day, 'YYYY-MM-DD') as date, status, sum(runs) as count
         from heartbeat_run_days
-       where squad_id = ${squadId} and day >= (${since}::timestamptz at time zone 'UTC')::date and runs > 0`.execute(this.db())
+       where squad_id = ${squadId} and day >= (${since}::timestamptz at time zone 'UTC')::date
+       group by day, status having sum(runs) > 0`.execute(this.db())
     return rows.map((r) => ({ date: r.date, status: r.status, count: Number(r.count) }))
   }
 }

@@ -42,9 +42,10 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
   /** Moves one run between statuses in the day rollup (heartbeat_run_days) the dashboard reads. */
   private async countDay(squadId: string, createdAt: Date, from: string | null, to: string): Promise<void> {
     const day = sql`(${createdAt}::timestamptz at time zone 'UTC')::date`
-    if (from) await sql`update heartbeat_run_days set runs = runs - 1 where squad_id = ${squadId} and day = ${day} and status = ${from}`.execute(this.db())
-    await sql`insert into heartbeat_run_days (squad_id, day, status, runs) values (${squadId}, ${day}, ${to}, 1)
-              on conflict (squad_id, day, status) do update set runs = heartbeat_run_days.runs + 1`.execute(this.db())
+    // Append-only deltas: no row is shared between writers, so nothing waits here (see 0005-runs).
+    const deltas = from ? [{ status: from, by: -1 }, { status: to, by: 1 }] : [{ status: to, by: 1 }]
+    await sql`insert into heartbeat_run_days (squad_id, day, status, runs)
+              values ${sql.join(deltas.map((d) => sql`(${squadId}, ${day}, ${d.status}, ${d.by})`))}`.execute(this.db())
   }
 
   async queue(run: NewHeartbeatRun): Promise<{ run: HeartbeatRun; created: boolean }> {
@@ -183,6 +184,13 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
         select id from heartbeat_runs where finished_at < ${outputBefore} and output_tail is not null limit ${limit})`.execute(this.db())
     const r = await sql`delete from heartbeat_runs where id in (
         select id from heartbeat_runs where finished_at < ${runsBefore} limit ${limit})`.execute(this.db())
+    // Fold the run-activity deltas of past days into one row per squad, day and status; drop days
+    // older than the runs kept.
+    await sql`with gone as (delete from heartbeat_run_days where day < (now() at time zone 'UTC')::date returning *)
+      insert into heartbeat_run_days (squad_id, day, status, runs)
+      select squad_id, day, status, sum(runs)::int from gone
+       where day >= (${runsBefore}::timestamptz at time zone 'UTC')::date
+       group by squad_id, day, status having sum(runs) <> 0`.execute(this.db())
     return { runs: Number(r.numAffectedRows ?? 0), outputs: Number(o.numAffectedRows ?? 0) }
   }
 }
