@@ -40,7 +40,7 @@ export { bindingSources, findSecretBindings, registerBindingSource, validateBind
 export { findSensitiveConfig, isSensitiveConfigKey } from './services/sensitive-config.js'
 export { secretKeyFromName } from './services/secrets.js'
 // Heartbeat runs (docs/heartbeats.md).
-export { JobDeferred, type JobControl } from './services/jobs.js'
+export { JobDeferred, JobRejected, type JobControl } from './services/jobs.js'
 export { queueWake, type WakeReason, type WakeRequest, type QueuedWake } from './services/wakes.js'
 export { runOptionsFromEnv } from './services/run-options.js'
 export type { RunOptions } from './services/run-engine.js'

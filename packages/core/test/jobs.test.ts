@@ -2,7 +2,7 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import postgres from 'postgres'
 import { fileURLToPath } from 'node:url'
-import { createInstance, queueWake, uuidv7, type InstanceOptions } from '@slaw/core'
+import { createInstance, JobRejected, queueWake, uuidv7, type InstanceOptions } from '@slaw/core'
 import { pgStorage } from '@slaw/storage-pg'
 import { backends, freshDatabase, testDatabaseUrl } from './helpers/backends.js'
 import { eachBackend, makeApi, operatorToken } from './helpers/instance.js'
@@ -165,3 +165,26 @@ t.test('a node killed with SIGKILL mid-run: the run ends timed_out with node_los
 })
 
 void backends
+
+eachBackend(
+  t,
+  'job queue: a job rejected as impossible fails at once, without retries',
+  async (t, api) => {
+    clock.reset()
+    const { storage, jobs } = api.instance
+    let calls = 0
+    jobs.register('impossible', async () => {
+      calls++
+      throw new JobRejected('the payload names nothing')
+    })
+    const job = await storage.jobs.enqueue({ id: uuidv7(), kind: 'impossible', squadId: null, payload: {} })
+    await jobs.drain()
+    clock.advance(3_600_000)
+    await jobs.drain()
+    const after = await storage.jobs.get(job.id)
+    t.equal(calls, 1, 'run once')
+    t.equal(after?.status, 'failed')
+    t.equal(after?.error, 'the payload names nothing')
+  },
+  options,
+)

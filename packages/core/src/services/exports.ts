@@ -1,3 +1,4 @@
+import { JobRejected } from './jobs.js'
 import { SlawError, notFound } from '../errors.js'
 import type { Agent, Issue, Job } from '../records.js'
 import {
@@ -89,9 +90,9 @@ export class ExportService {
 
   /** The JobRunner handler for `squad_export`: builds the bundle, which becomes the job's result. */
   async runJob(job: Job): Promise<Record<string, unknown>> {
-    if (!job.squadId) throw new Error('An export job needs a squad.')
+    if (!job.squadId) throw new JobRejected('An export job needs a squad.')
     const include = Array.isArray(job.payload.include) ? (job.payload.include as unknown[]).filter(isPart) : []
-    if (!include.length) throw new Error('An export job needs at least one part to include.')
+    if (!include.length) throw new JobRejected('An export job needs at least one part to include.')
     return (await this.build(job.squadId, include)) as unknown as Record<string, unknown>
   }
 

@@ -1,3 +1,4 @@
+import { isSlawError } from '../errors.js'
 import type { Job } from '../records.js'
 import type { ServiceContext } from './context.js'
 import { uuidv7 } from './ids.js'
@@ -18,6 +19,17 @@ export class JobDeferred extends Error {
   constructor(readonly until: Date) {
     super('job deferred')
     this.name = 'JobDeferred'
+  }
+}
+
+/**
+ * Thrown by a handler for a job that can never succeed (its payload is wrong): it fails at once,
+ * without the retries a passing fault (a lost connection, a timeout) gets. A SlawError counts the same.
+ */
+export class JobRejected extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'JobRejected'
   }
 }
 
@@ -208,7 +220,8 @@ export class JobRunner {
           return
         }
         const message = err instanceof Error ? err.message : String(err)
-        const retryAt = job.attempts < job.maxAttempts ? new Date(this.ctx.now().getTime() + this.backoff(job.attempts)) : null
+        const permanent = err instanceof JobRejected || isSlawError(err)
+        const retryAt = !permanent && job.attempts < job.maxAttempts ? new Date(this.ctx.now().getTime() + this.backoff(job.attempts)) : null
         this.ctx.log.warn({ err, jobId: job.id, kind: job.kind, attempt: job.attempts, retryAt }, 'job failed')
         await this.ctx.storage.jobs.fail(job.id, this.nodeId, message, retryAt).catch(() => undefined)
       } finally {
