@@ -61,6 +61,12 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
     strict: true,
     allowPositionals: false,
   })
+  const databaseUrl = env.DATABASE_URL?.trim() || undefined
+  // postgres.js reads any URL as a server address (`memory://` would dial a host named "memory"):
+  // say what DATABASE_URL takes instead of failing later with a connection error.
+  if (databaseUrl && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must be a postgres:// or postgresql:// URL (got "${databaseUrl.split(':')[0]}:..."); for the embedded database leave it unset and set SVC_DATA_DIR (memory:// keeps everything in memory)`)
+  }
   const towerUrl = env.SVC_TOWER_URL?.trim()
   const mode = env.SVC_TOWER_MODE?.trim() || 'enforce'
   if (mode !== 'enforce' && mode !== 'advisory') throw new ConfigError(`SVC_TOWER_MODE must be enforce or advisory (got "${mode}")`)
@@ -68,7 +74,7 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
     port: int('PORT', values.port ?? env.PORT, 3100, 0, 65535),
     host: values.host ?? env.HOST ?? '127.0.0.1',
     operatorKey: env.SVC_OPERATOR_KEY || undefined,
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl,
     redisUrl: env.REDIS_URL || undefined,
     dataDir: values['data-dir'] ?? env.SVC_DATA_DIR ?? './.slaw',
     masterKey: env.SVC_MASTER_KEY || undefined,

@@ -97,3 +97,11 @@ t.test('database unreachable: one line, exit 1', async (t) => {
   t.match(r.stderr, /^slaw start: .*unavailable \(ECONNREFUSED\)/)
 })
 
+
+t.test('DATABASE_URL that is not a PostgreSQL URL: one line, exit 2 (a configuration error)', async (t) => {
+  const r = await runStart({ DATABASE_URL: 'memory://' }, ['--port', String(await freePort())])
+  t.equal(r.hung, false)
+  t.equal(r.code, 2)
+  t.equal(lines(r.stderr).length, 1, r.stderr)
+  t.match(r.stderr, /^slaw start: DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL \(got "memory:\.\.\."\); for the embedded database leave it unset and set SVC_DATA_DIR/)
+})
