@@ -31,7 +31,7 @@ t.test('request lines never carry query-string credentials or the Authorization 
   }
   // slaw's own logger (pino options).
   let own = ''
-  const out1 = await logsOf({ level: 'info', hooks: { streamWrite: (s: string) => ((own += s), '') } } as never, () => own, async (inject, log) => {
+  const out1 = await logsOf({ level: 'debug', hooks: { streamWrite: (s: string) => ((own += s), '') } } as never, () => own, async (inject, log) => {
     t.equal(await inject('/api/squads?token=tok_SECRET_1&apiKey=SECRET_2&secret=SECRET_3&limit=5'), 200)
     log.info({ headers: { authorization: `Bearer ${operator}` }, authorization: `Bearer ${operator}` }, 'something that logs headers')
   })
@@ -40,8 +40,25 @@ t.test('request lines never carry query-string credentials or the Authorization 
   // A logger of the caller's.
   let theirs = ''
   const stream = new Writable({ write: (c, _e, cb) => ((theirs += c), cb()) })
-  const out2 = await logsOf(pino({ level: 'info' }, stream), () => theirs, async (inject) => {
+  const out2 = await logsOf(pino({ level: 'debug' }, stream), () => theirs, async (inject) => {
     t.equal(await inject('/api/squads?token=tok_SECRET_1&apiKey=SECRET_2&secret=SECRET_3&limit=5'), 200)
   })
   check(out2, 'caller logger')
+})
+
+t.test('request lines are debug: a server logging at info writes none per request', async (t) => {
+  let out = ''
+  await logsOf({ level: 'info', hooks: { streamWrite: (s: string) => ((out += s), '') } } as never, () => out, async (inject) => {
+    t.equal(await inject('/api/squads'), 200)
+    t.equal(await inject('/api/squads/not-a-uuid'), 404)
+  })
+  t.notOk(out.includes('request completed') || out.includes('incoming request'), 'no access lines at info')
+  let debug = ''
+  await logsOf({ level: 'debug', hooks: { streamWrite: (s: string) => ((debug += s), '') } } as never, () => debug, async (inject) => {
+    t.equal(await inject('/api/squads'), 200)
+  })
+  const line = debug.split('\n').find((l) => l.includes('request completed'))
+  t.ok(line, 'one access line per request at debug')
+  t.match(JSON.parse(line!), { level: 20, req: { method: 'GET', url: '/api/squads' }, res: { statusCode: 200 }, responseTime: Number })
+  t.equal(debug.split('\n').filter((l) => l.includes('request completed')).length, 1)
 })

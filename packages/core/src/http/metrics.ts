@@ -102,12 +102,14 @@ export class SlawMetrics {
 
   /** Counts every answered request; `route` is the template (`/api/issues/:id`), never the raw URL. */
   attach(app: FastifyInstance): void {
-    app.addHook('onResponse', async (request, reply) => {
+    // A callback hook: no promise per request.
+    app.addHook('onResponse', (request, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched'
       const labels = { method: request.method, route, status: String(reply.statusCode) }
       this.requests.inc(labels)
       this.duration.observe(labels, reply.elapsedTime / 1000)
       if (route === '/api/issues/:id/checkout' && reply.statusCode === 409) this.checkoutConflicts.inc()
+      done()
     })
   }
 
