@@ -69,7 +69,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance
 
   app.setValidatorCompiler(validatorCompiler())
-  if (opts.logger.isLevelEnabled('debug')) accessLog(app)
+  if (debugEnabled(opts.logger)) accessLog(app)
   app.decorate('slaw', { services: opts.services })
   app.addSchema(ErrorBody)
   installErrorHandler(app)
@@ -102,6 +102,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
  * when the logger's level at start shows debug, so a server logging at info pays nothing per request.
  * Errors are logged by the error handler at every level that shows them.
  */
+function debugEnabled(logger: FastifyBaseLogger): boolean {
+  // pino loggers answer isLevelEnabled; fastify's base type does not declare it.
+  const pinoLike = logger as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean }
+  return pinoLike.isLevelEnabled ? pinoLike.isLevelEnabled('debug') : true
+}
+
 function accessLog(app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     request.log.debug({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed')

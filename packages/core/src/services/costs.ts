@@ -38,6 +38,25 @@ interface Prepared {
   impact: Omit<CostImpact, 'tokenLimits' | 'totals'>
 }
 
+/**
+ * The rows a batch of reports reads, each read once however many reports name it: a batch of one
+ * agent's events reads its squad and agent once, not once per event.
+ */
+class BatchReads {
+  private readonly memo = new Map<string, Promise<unknown>>()
+  constructor(private readonly tx: StorageSession) {}
+  private once<T>(key: string, read: () => Promise<T>): Promise<T> {
+    let p = this.memo.get(key) as Promise<T> | undefined
+    if (!p) this.memo.set(key, (p = read()))
+    return p
+  }
+  // The squad row is share-locked: a racing archive waits for the batch (issue 9).
+  squad = (id: string) => this.once(`s${id}`, () => this.tx.squads.get(id, { lock: 'share' }))
+  agent = (id: string) => this.once(`a${id}`, () => this.tx.agents.get(id))
+  issue = (id: string) => this.once(`i${id}`, () => this.tx.issues.get(id))
+  project = (id: string) => this.once(`p${id}`, () => this.tx.projects.get(id))
+}
+
 function checkModel(input: RecordCostInput): void {
   if (!input.model.trim()) throw invalid('/model', 'model must not be blank')
 }
@@ -103,7 +122,7 @@ export class CostService {
   async record(actor: Actor, squadId: string, input: RecordCostInput): Promise<CostEvent> {
     checkModel(input)
     return this.ctx.storage.transaction(async (tx) => {
-      const prepared = await this.prepare(tx, actor, squadId, input)
+      const prepared = await this.prepare(new BatchReads(tx), actor, squadId, input)
       const [recorded] = await tx.costs.recordMany([prepared.entry])
       await this.budgets.afterCost(tx, { ...prepared.impact, tokenLimits: recorded!.tokenLimits, totals: recorded!.totals })
       return recorded!.event
@@ -113,7 +132,8 @@ export class CostService {
   /** One transaction for a batch of reports: reads pipelined, one write, budgets event by event. */
   private async recordBatch(items: Report[]): Promise<Array<PromiseSettledResult<CostEvent>>> {
     return this.ctx.storage.transaction(async (tx) => {
-      const prepared = await Promise.allSettled(items.map((it) => this.prepare(tx, it.actor, it.squadId, it.input)))
+      const reads = new BatchReads(tx)
+      const prepared = await Promise.allSettled(items.map((it) => this.prepare(reads, it.actor, it.squadId, it.input)))
       const ok = prepared.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []))
       const recorded = await tx.costs.recordMany(ok.map((p) => p.entry))
       // Budgets see each event in order, with the agent and project as the previous event left them.
@@ -134,15 +154,15 @@ export class CostService {
   }
 
   /** Checks one report against the squad, agent and issue, and builds every row it writes. */
-  private async prepare(tx: StorageSession, actor: Actor, squadId: string, input: RecordCostInput): Promise<Prepared> {
+  private async prepare(reads: BatchReads, actor: Actor, squadId: string, input: RecordCostInput): Promise<Prepared> {
     const model = input.model.trim()
     // Costs are facts already incurred: they are recorded for paused or terminated agents too, but
     // not for an archived squad (issue 9): its row is share-locked so a racing archive waits.
     // Pipelined reads; the squad's visibility still decides first (another squad's key: 404).
     const [squad, agent, found] = await Promise.all([
-      this.squads.writable(tx, actor, squadId, 'share'),
-      isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined,
-      input.issueId && isUuid(input.issueId) ? tx.issues.get(input.issueId) : undefined,
+      this.squads.writableRow(actor, squadId, () => reads.squad(squadId)),
+      isUuid(input.agentId) ? reads.agent(input.agentId) : undefined,
+      input.issueId && isUuid(input.issueId) ? reads.issue(input.issueId) : undefined,
     ])
     if (actor.type === 'agent' && actor.agentId !== input.agentId) throw new SlawError('forbidden', 'An agent reports its own costs only.')
     if (!agent || agent.squadId !== squad.id) throw invalid('/agentId', 'agentId must be an agent of this squad')
@@ -151,7 +171,7 @@ export class CostService {
     if (input.issueId) {
       if (!found || found.squadId !== squad.id) throw invalid('/issueId', 'issueId must be an issue of this squad')
       issue = found
-      if (issue.projectId) project = (await tx.projects.get(issue.projectId)) ?? null
+      if (issue.projectId) project = (await reads.project(issue.projectId)) ?? null
     }
     const occurredAt = this.ctx.now()
     const period = monthPeriod(occurredAt)

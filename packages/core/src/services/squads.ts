@@ -62,7 +62,15 @@ export class SquadService {
    * an archived squad (`archive` updates the row, which waits for these locks).
    */
   async writable(session: StorageSession, actor: Actor, squadId: string, lock?: SquadRowLock): Promise<Squad> {
-    const squad = await this.visible(session, actor, squadId, lock)
+    return this.writableRow(actor, squadId, () => session.squads.get(squadId, lock ? { lock } : {}))
+  }
+
+  /** `writable` for a caller that reads the row itself (a batch reading each squad once). */
+  async writableRow(actor: Actor, squadId: string, read: () => Promise<Squad | undefined>): Promise<Squad> {
+    if (!isUuid(squadId)) throw notFound('Squad')
+    assertSquadVisible(actor, squadId, 'Squad')
+    const squad = await read()
+    if (!squad) throw notFound('Squad')
     if (squad.status === 'archived') throw new SlawError('squad_archived')
     return squad
   }
