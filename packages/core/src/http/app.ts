@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TowerClient } from '../contracts/tower-client.js'
@@ -62,14 +62,13 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // fastify's two info lines per request cost about a tenth of a request's CPU (bench/RESULTS.md):
-    // slaw writes one access line per request at debug instead (see accessLog below).
-    disableRequestLogging: true,
+    // one access line per request, at debug.
+    logController: new AccessLog(),
     frameworkErrors,
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance
 
   app.setValidatorCompiler(validatorCompiler())
-  if (debugEnabled(opts.logger)) accessLog(app)
   app.decorate('slaw', { services: opts.services })
   app.addSchema(ErrorBody)
   installErrorHandler(app)
@@ -98,19 +97,13 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
 }
 
 /**
- * One line per answered request at debug (method, scrubbed URL, status, milliseconds). Installed only
- * when the logger's level at start shows debug, so a server logging at info pays nothing per request.
- * Errors are logged by the error handler at every level that shows them.
+ * One line per answered request at debug (method, scrubbed URL, status, milliseconds) instead of
+ * fastify's "incoming request" and "request completed" at info; a failed response stays at error.
  */
-function debugEnabled(logger: FastifyBaseLogger): boolean {
-  // pino loggers answer isLevelEnabled; fastify's base type does not declare it.
-  const pinoLike = logger as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean }
-  return pinoLike.isLevelEnabled ? pinoLike.isLevelEnabled('debug') : true
-}
-
-function accessLog(app: FastifyInstance): void {
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.debug({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed')
-    done()
-  })
+class AccessLog extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored')
+    else reply.log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
+  }
 }
