@@ -245,6 +245,12 @@ export interface CheckoutRequest {
 }
 export interface IssueRepository {
   insert(issue: NewIssue): Promise<Issue>
+  /**
+   * Takes the squad's next issue number and inserts the issue with it (`<prefix>-<number>`) in one
+   * step, holding the squad's row until commit. `undefined` when the squad is archived or gone:
+   * then no number is taken.
+   */
+  insertNumbered(issue: Omit<NewIssue, 'number' | 'identifier'>): Promise<Issue | undefined>
   get(id: string): Promise<Issue | undefined>
   getByIdentifier(identifier: string): Promise<Issue | undefined>
   list(filter: IssueFilter): Promise<IssueSummary[]>

@@ -159,22 +159,20 @@ export class IssueService {
   async create(actor: Actor, squadId: string, input: CreateIssueInput, opts: { wake?: AssignmentWake } = {}): Promise<IssueDetail> {
     let wakes = 0
     const created = await this.ctx.storage.transaction(async (tx) => {
-      // FOR UPDATE, not FOR SHARE: numbering updates this row below, and two creators holding a
-      // share lock would deadlock upgrading it.
-      const squad = await this.squads.writable(tx, actor, squadId, 'update')
+      // Everything that only reads comes first, unlocked. Creates of one squad queue on its row
+      // from numbering to commit, so that stretch is kept to the insert, one statement for the
+      // activity entry and its outbox rows, and the commit (bench/RESULTS.md).
+      await this.squads.writable(tx, actor, squadId)
       const title = input.title.trim()
       if (!title) throw invalid('/title', 'title must not be blank')
       const status = input.status ?? 'todo'
       if (status === 'in_progress') throw invalid('/status', 'an issue moves to in_progress by checkout, not on create')
       await this.checkRefs(tx, squadId, input, null)
-      const number = await tx.squads.nextIssueNumber(squadId)
-      let issue: Issue
+      let issue: Issue | undefined
       try {
-        issue = await tx.issues.insert({
+        issue = await tx.issues.insertNumbered({
           id: uuidv7(),
           squadId,
-          number,
-          identifier: `${squad.issuePrefix}-${number}`,
           title,
           description: input.description ?? null,
           status,
@@ -190,6 +188,8 @@ export class IssueService {
         if (err instanceof UniqueViolation) throw new SlawError('conflict', 'Concurrent issue numbering conflict; retry.')
         throw err
       }
+      // Archived after the read above (the row was found then): the insert took no number.
+      if (!issue) throw new SlawError('squad_archived')
       if (input.blockedByIssueIds?.length) await tx.issues.setBlockers(issue.id, unique(input.blockedByIssueIds))
       await recordActivity(tx, actor, {
         squadId,
@@ -197,8 +197,8 @@ export class IssueService {
         entityType: 'issue',
         entityId: issue.id,
         details: { identifier: issue.identifier, status: issue.status, priority: issue.priority },
+        outbox: [outboxUpserts.issue(issue)],
       })
-      await tx.outbox.append([outboxUpserts.issue(issue)])
       wakes += await wakeOnAssignment(tx, actor, issue, opts.wake)
       // A new issue blocks nothing yet: skip the queries detail() would spend on that.
       const [blockedBy, ancestors] = await Promise.all([

@@ -98,6 +98,21 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.same([...numbers].sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i + 1), 'twenty distinct numbers 1..20')
   })
 
+  kit('insertNumbered numbers and inserts in one step; an archived squad gives no number', async (t, s) => {
+    const a = await squad(s)
+    const fields = { title: 'numbered', description: null, status: 'todo' as const, priority: 'high' as const, assigneeAgentId: null, assigneeUserId: null, parentId: null, goalId: null, projectId: null, billingCode: null }
+    const made = await Promise.all(Array.from({ length: 10 }, () => s.transaction((tx) => tx.issues.insertNumbered({ id: uuidv7(), squadId: a.id, ...fields }))))
+    t.same(made.map((i) => i!.number).sort((x, y) => x - y), Array.from({ length: 10 }, (_, i) => i + 1), 'ten distinct numbers 1..10')
+    const first = made.find((i) => i!.number === 1)!
+    t.same([first.squadId, first.identifier, first.title, first.status, first.priority, first.checkoutAgentId], [a.id, `${a.issuePrefix}-1`, 'numbered', 'todo', 'high', null])
+    t.ok(first.createdAt instanceof Date && first.updatedAt instanceof Date, 'timestamps come back as dates')
+    t.same(await s.issues.get(first.id), first, 'the row reads back as returned')
+    t.equal((await s.issues.list({ squadId: a.id, q: `${a.issuePrefix}-1`, limit: 10 })).map((x) => x.id).includes(first.id), true, 'the identifier is searchable')
+    await s.squads.update(a.id, { status: 'archived' })
+    t.equal(await s.transaction((tx) => tx.issues.insertNumbered({ id: uuidv7(), squadId: a.id, ...fields })), undefined, 'archived: nothing inserted')
+    t.equal(await s.transaction((tx) => tx.squads.nextIssueNumber(a.id)), 11, 'and no number was taken')
+  })
+
   kit('checkout is a conditional update with one winner', async (t, s) => {
     const a = await squad(s)
     const agents = await Promise.all(Array.from({ length: 8 }, (_, i) => agent(s, a.id, `agent-${i}`)))

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { CheckoutRequest, Issue, IssueFilter, IssuePatch, IssueRef, IssueRepository, IssueStatus, IssueSummary, NewIssue } from '@slaw/core'
 import type { Database, Row } from '../schema.js'
 import { guardUnique, now, priorityRank } from '../sql-helpers.js'
@@ -8,13 +8,15 @@ const issueColumns = [
   'checkoutAgentId', 'checkedOutAt', 'parentId', 'goalId', 'projectId', 'billingCode', 'createdAt', 'updatedAt',
 ] as const
 type IssueRow = Pick<Row<'issues'>, (typeof issueColumns)[number]>
+/** `returning` of a raw statement: the issue columns under their record names. */
+const returningColumns = sql.raw(issueColumns.map((c) => `${c.replace(/[A-Z]/g, (m) => '_' + m.toLowerCase())} as "${c}"`).join(', '))
 
 export const toIssue = (r: IssueRow): Issue => ({ ...r, status: r.status as Issue['status'], priority: r.priority as Issue['priority'] })
 const summaryColumns = ['id', 'identifier', 'title', 'status', 'priority', 'assigneeAgentId'] as const
 const toSummary = (r: Pick<Row<'issues'>, (typeof summaryColumns)[number]>): IssueSummary => r as IssueSummary
 
 /** The search document: identifier verbatim, title and description stemmed (English); comments have their own. */
-const searchDocument = (identifier: string, title: string, description: string | null) =>
+const searchDocument = (identifier: string | RawBuilder<unknown>, title: string, description: string | null) =>
   sql`setweight(to_tsvector('simple', ${identifier}), 'A') || setweight(to_tsvector('english', ${title}), 'A') || setweight(to_tsvector('english', coalesce(${description}::text, '')), 'B')`
 
 /** Issue identifiers as users type them: up to four letters, a dash, a number. */
@@ -32,6 +34,28 @@ export class PgIssueRepository implements IssueRepository {
         .executeTakeFirstOrThrow(),
     )
     return toIssue(row)
+  }
+
+  async insertNumbered(i: Omit<NewIssue, 'number' | 'identifier'>): Promise<Issue | undefined> {
+    // One statement takes the squad's next number (locking its row until commit, so numbers follow
+    // commit order) and inserts the issue; an archived squad matches no row and gives no number.
+    const identifier = sql`n.issue_prefix || '-' || n.issue_counter`
+    const { rows } = await guardUnique(
+      sql<IssueRow>`
+        with n as (
+          update squads set issue_counter = issue_counter + 1
+           where id = ${i.squadId} and status <> 'archived'
+          returning issue_counter, issue_prefix
+        )
+        insert into issues (id, squad_id, number, identifier, title, description, status, priority, priority_rank,
+                            assignee_agent_id, assignee_user_id, parent_id, goal_id, project_id, billing_code, search)
+        select ${i.id}, ${i.squadId}, n.issue_counter, ${identifier}, ${i.title}, ${i.description}, ${i.status}, ${i.priority},
+               ${priorityRank[i.priority] ?? 2}, ${i.assigneeAgentId}, ${i.assigneeUserId}, ${i.parentId}, ${i.goalId}, ${i.projectId},
+               ${i.billingCode}, ${searchDocument(identifier, i.title, i.description)}
+          from n
+        returning ${returningColumns}`.execute(this.db()),
+    )
+    return rows[0] && toIssue(rows[0])
   }
 
   async get(id: string): Promise<Issue | undefined> {
