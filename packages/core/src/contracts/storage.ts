@@ -246,11 +246,11 @@ export interface CheckoutRequest {
 export interface IssueRepository {
   insert(issue: NewIssue): Promise<Issue>
   /**
-   * Takes the squad's next issue number and inserts the issue with it (`<prefix>-<number>`) in one
-   * step, holding the squad's row until commit. `undefined` when the squad is archived or gone:
-   * then no number is taken.
+   * Takes each issue's squad's next number and inserts the issue with it (`<prefix>-<number>`), in
+   * the order given, in one step; the squads' rows stay held until commit. An issue whose squad is
+   * archived or gone comes back `undefined`, and takes no number.
    */
-  insertNumbered(issue: Omit<NewIssue, 'number' | 'identifier'>): Promise<Issue | undefined>
+  insertNumbered(issues: Array<Omit<NewIssue, 'number' | 'identifier'>>): Promise<Array<Issue | undefined>>
   get(id: string): Promise<Issue | undefined>
   getByIdentifier(identifier: string): Promise<Issue | undefined>
   list(filter: IssueFilter): Promise<IssueSummary[]>
@@ -347,8 +347,8 @@ export interface ActivityFilter {
 }
 export interface ActivityRepository {
   insert(entry: NewActivity): Promise<ActivityEntry>
-  /** Writes an entry and the outbox rows of the same change together (one round trip where the backend can). */
-  record(entry: ActivityEntry, outbox: NewOutboxEntry[]): Promise<void>
+  /** Writes entries and the outbox rows of the same change(s) together (one round trip where the backend can). */
+  record(entries: ActivityEntry[], outbox: NewOutboxEntry[]): Promise<void>
   list(filter: ActivityFilter): Promise<ActivityEntry[]>
 }
 

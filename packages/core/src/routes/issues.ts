@@ -19,7 +19,7 @@ export const issueRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/api/squads/:squadId/issues', { schema: { tags, params: SquadParams, body: CreateIssueBody, response: { 201: IssueBody, ...errors } } }, async (req, reply) => {
-    const issue = await issues.create(req.actor, req.params.squadId, req.body)
+    const issue = await issues.submitCreate(req.actor, req.params.squadId, req.body)
     return reply.status(201).send({ issue: presentIssueDetail(issue) })
   })
 

@@ -1,10 +1,11 @@
 import { SlawError, invalid, notFound } from '../errors.js'
-import { UniqueViolation, type IssuePatch, type SquadRowLock, type StorageSession } from '../contracts/storage.js'
+import { UniqueViolation, type IssuePatch, type NewIssue, type SquadRowLock, type StorageSession } from '../contracts/storage.js'
 import type { ActivityEntry, Agent, Issue, IssuePriority, IssueRef, IssueStatus, IssueSummary, Squad } from '../records.js'
 import { isPrivileged, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
 import { isUuid, uuidv7 } from './ids.js'
-import { outboxUpserts, recordActivity } from './recorder.js'
+import { outboxUpserts, recordActivities, recordActivity } from './recorder.js'
+import { GroupCommit } from './group-commit.js'
 import type { SquadService } from './squads.js'
 import { wakeOnAssignment, wakeOnChildrenDone, wakeOnMentions, type AssignmentWake } from './wake-causes.js'
 
@@ -12,6 +13,9 @@ import { wakeOnAssignment, wakeOnChildrenDone, wakeOnMentions, type AssignmentWa
 export const defaultCheckoutStatuses: IssueStatus[] = ['todo', 'backlog', 'blocked', 'in_review']
 export const defaultInboxStatuses: IssueStatus[] = ['todo', 'in_progress', 'in_review', 'blocked']
 const checkoutLockTtlMs = 10_000
+
+/** A checked create, before numbering gives it its number and identifier. */
+type NewCreatedIssue = Omit<NewIssue, 'number' | 'identifier'>
 
 export interface IssueDetail extends Issue {
   blockedByIssueIds: string[]
@@ -156,59 +160,130 @@ export class IssueService {
    * Creates an issue; its assignee is woken in the same transaction. `wake` names the cause when it
    * is not a plain assignment (a routine run's issue wakes with reason `routine` and the run's env).
    */
+  /**
+   * Creates an issue in its own transaction, or inside the caller's when there is one (routines,
+   * imports, a child issue). For a caller without a transaction, `submitCreate` is cheaper.
+   */
   async create(actor: Actor, squadId: string, input: CreateIssueInput, opts: { wake?: AssignmentWake } = {}): Promise<IssueDetail> {
     let wakes = 0
     const created = await this.ctx.storage.transaction(async (tx) => {
-      // Everything that only reads comes first, unlocked. Creates of one squad queue on its row
-      // from numbering to commit, so that stretch is kept to the insert, one statement for the
-      // activity entry and its outbox rows, and the commit (bench/RESULTS.md).
-      await this.squads.writable(tx, actor, squadId)
-      const title = input.title.trim()
-      if (!title) throw invalid('/title', 'title must not be blank')
-      const status = input.status ?? 'todo'
-      if (status === 'in_progress') throw invalid('/status', 'an issue moves to in_progress by checkout, not on create')
-      await this.checkRefs(tx, squadId, input, null)
-      let issue: Issue | undefined
-      try {
-        issue = await tx.issues.insertNumbered({
-          id: uuidv7(),
-          squadId,
-          title,
-          description: input.description ?? null,
-          status,
-          priority: input.priority ?? 'medium',
-          assigneeAgentId: input.assigneeAgentId ?? null,
-          assigneeUserId: null,
-          parentId: input.parentId ?? null,
-          goalId: input.goalId ?? null,
-          projectId: input.projectId ?? null,
-          billingCode: input.billingCode ?? null,
-        })
-      } catch (err) {
-        if (err instanceof UniqueViolation) throw new SlawError('conflict', 'Concurrent issue numbering conflict; retry.')
-        throw err
-      }
-      // Archived after the read above (the row was found then): the insert took no number.
-      if (!issue) throw new SlawError('squad_archived')
-      if (input.blockedByIssueIds?.length) await tx.issues.setBlockers(issue.id, unique(input.blockedByIssueIds))
-      await recordActivity(tx, actor, {
-        squadId,
-        action: 'issue.created',
-        entityType: 'issue',
-        entityId: issue.id,
-        details: { identifier: issue.identifier, status: issue.status, priority: issue.priority },
-        outbox: [outboxUpserts.issue(issue)],
-      })
-      wakes += await wakeOnAssignment(tx, actor, issue, opts.wake)
-      // A new issue blocks nothing yet: skip the queries detail() would spend on that.
-      const [blockedBy, ancestors] = await Promise.all([
-        input.blockedByIssueIds?.length ? tx.issues.blockedBy(issue.id) : Promise.resolve([]),
-        issue.parentId ? tx.issues.ancestors(issue.id) : Promise.resolve([]),
-      ])
-      return { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks: [], ancestors }
+      const fields = await this.checkCreate(tx, actor, squadId, input, () => tx.squads.get(squadId))
+      const [detail] = await this.writeCreated(tx, [{ actor, input, fields, opts }])
+      wakes = detail!.wakes
+      return detail!.issue
     })
     if (wakes) this.ctx.kickJobs()
     return created
+  }
+
+  /**
+   * `create` for a caller without a transaction of its own (the HTTP route): creates submitted at
+   * the same moment share one transaction (group commit), so a squad's row, which numbering holds
+   * until commit, is taken once per batch instead of once per issue. One create's refusal never
+   * fails the others; a batch that fails as a whole is retried create by create.
+   */
+  submitCreate(actor: Actor, squadId: string, input: CreateIssueInput): Promise<IssueDetail> {
+    return this.createBatch.submit({ actor, squadId, input })
+  }
+
+  private readonly createBatch = new GroupCommit<{ actor: Actor; squadId: string; input: CreateIssueInput }, IssueDetail>(
+    (items) => this.createMany(items),
+    (item) => this.create(item.actor, item.squadId, item.input),
+  )
+
+  private async createMany(items: Array<{ actor: Actor; squadId: string; input: CreateIssueInput }>): Promise<Array<PromiseSettledResult<IssueDetail>>> {
+    let wakes = 0
+    const results = await this.ctx.storage.transaction(async (tx) => {
+      // Each squad is read once for the batch; refusals are per create.
+      const squads = new Map<string, Promise<Squad | undefined>>()
+      const readSquad = (id: string) => squads.get(id) ?? squads.set(id, tx.squads.get(id)).get(id)!
+      const checked = await Promise.allSettled(items.map((it) => this.checkCreate(tx, it.actor, it.squadId, it.input, () => readSquad(it.squadId))))
+      const ok = items.flatMap((it, i) => {
+        const c = checked[i]!
+        return c.status === 'fulfilled' ? [{ index: i, actor: it.actor, input: it.input, fields: c.value, opts: {} }] : []
+      })
+      const written = ok.length ? await this.writeCreated(tx, ok) : []
+      const byIndex = new Map(ok.map((o, k) => [o.index, written[k]!]))
+      for (const w of written) wakes += w.wakes
+      return checked.map((c, i): PromiseSettledResult<IssueDetail> => (c.status === 'rejected' ? c : { status: 'fulfilled', value: byIndex.get(i)!.issue }))
+    })
+    if (wakes) this.ctx.kickJobs()
+    return results
+  }
+
+  /** Everything a create checks before writing: reads only, no locks. */
+  private async checkCreate(tx: StorageSession, actor: Actor, squadId: string, input: CreateIssueInput, readSquad: () => Promise<Squad | undefined>): Promise<NewCreatedIssue> {
+    await this.squads.writableRow(actor, squadId, readSquad)
+    const title = input.title.trim()
+    if (!title) throw invalid('/title', 'title must not be blank')
+    const status = input.status ?? 'todo'
+    if (status === 'in_progress') throw invalid('/status', 'an issue moves to in_progress by checkout, not on create')
+    await this.checkRefs(tx, squadId, input, null)
+    return {
+      id: uuidv7(),
+      squadId,
+      title,
+      description: input.description ?? null,
+      status,
+      priority: input.priority ?? 'medium',
+      assigneeAgentId: input.assigneeAgentId ?? null,
+      assigneeUserId: null,
+      parentId: input.parentId ?? null,
+      goalId: input.goalId ?? null,
+      projectId: input.projectId ?? null,
+      billingCode: input.billingCode ?? null,
+    }
+  }
+
+  /**
+   * Writes checked creates: one statement numbers and inserts them all, one writes their activity
+   * entries and outbox rows. Squads' rows are held from numbering to commit, so nothing that only
+   * reads comes after it but the new issues' own relations.
+   */
+  private async writeCreated(tx: StorageSession, creates: Array<{ actor: Actor; input: CreateIssueInput; fields: NewCreatedIssue; opts: { wake?: AssignmentWake } }>): Promise<Array<{ issue: IssueDetail; wakes: number }>> {
+    let issues: Array<Issue | undefined>
+    try {
+      issues = await tx.issues.insertNumbered(creates.map((c) => c.fields))
+    } catch (err) {
+      if (err instanceof UniqueViolation) throw new SlawError('conflict', 'Concurrent issue numbering conflict; retry.')
+      throw err
+    }
+    // Archived since it was read (it was writable then): nothing was inserted for it, and the
+    // transaction rolls back; in a batch, each create is then retried alone and answered alone.
+    if (issues.some((i) => !i)) throw new SlawError('squad_archived')
+    const made = issues as Issue[]
+    for (const [k, c] of creates.entries()) {
+      if (c.input.blockedByIssueIds?.length) await tx.issues.setBlockers(made[k]!.id, unique(c.input.blockedByIssueIds))
+    }
+    await recordActivities(
+      tx,
+      creates.map((c, k) => {
+        const issue = made[k]!
+        return {
+          actor: c.actor,
+          input: {
+            squadId: issue.squadId,
+            action: 'issue.created',
+            entityType: 'issue',
+            entityId: issue.id,
+            details: { identifier: issue.identifier, status: issue.status, priority: issue.priority },
+            outbox: [outboxUpserts.issue(issue)],
+          },
+        }
+      }),
+    )
+    const out: Array<{ issue: IssueDetail; wakes: number }> = []
+    for (const [k, c] of creates.entries()) {
+      const issue = made[k]!
+      const wakes = await wakeOnAssignment(tx, c.actor, issue, c.opts.wake)
+      // A new issue blocks nothing yet: skip the queries detail() would spend on that.
+      const [blockedBy, ancestors] = await Promise.all([
+        c.input.blockedByIssueIds?.length ? tx.issues.blockedBy(issue.id) : Promise.resolve([]),
+        issue.parentId ? tx.issues.ancestors(issue.id) : Promise.resolve([]),
+      ])
+      out.push({ issue: { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks: [], ancestors }, wakes })
+    }
+    return out
   }
 
   /** Validates ids an issue points at: all must live in the same squad. */

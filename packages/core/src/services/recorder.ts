@@ -36,7 +36,14 @@ const towerActions: Record<string, string> = {
 
 export async function recordActivity(tx: StorageSession, actor: Actor, input: ActivityInput): Promise<void> {
   const { entry, outbox } = activityRows(actor, input, new Date())
-  await tx.activity.record(entry, outbox)
+  await tx.activity.record([entry], outbox)
+}
+
+/** Several entries (of a batch of changes) and all their outbox rows in one statement. */
+export async function recordActivities(tx: StorageSession, entries: Array<{ actor: Actor; input: ActivityInput }>): Promise<void> {
+  const at = new Date()
+  const rows = entries.map((e) => activityRows(e.actor, e.input, at))
+  await tx.activity.record(rows.map((r) => r.entry), rows.flatMap((r) => r.outbox))
 }
 
 /**

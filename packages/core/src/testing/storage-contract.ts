@@ -101,15 +101,17 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
   kit('insertNumbered numbers and inserts in one step; an archived squad gives no number', async (t, s) => {
     const a = await squad(s)
     const fields = { title: 'numbered', description: null, status: 'todo' as const, priority: 'high' as const, assigneeAgentId: null, assigneeUserId: null, parentId: null, goalId: null, projectId: null, billingCode: null }
-    const made = await Promise.all(Array.from({ length: 10 }, () => s.transaction((tx) => tx.issues.insertNumbered({ id: uuidv7(), squadId: a.id, ...fields }))))
-    t.same(made.map((i) => i!.number).sort((x, y) => x - y), Array.from({ length: 10 }, (_, i) => i + 1), 'ten distinct numbers 1..10')
+    const made = (await Promise.all(Array.from({ length: 5 }, () => s.transaction((tx) => tx.issues.insertNumbered([{ id: uuidv7(), squadId: a.id, ...fields }, { id: uuidv7(), squadId: a.id, ...fields }]))))).flat()
+    t.same(made.map((i) => i!.number).sort((x, y) => x - y), Array.from({ length: 10 }, (_, i) => i + 1), 'ten distinct numbers 1..10, two per statement')
     const first = made.find((i) => i!.number === 1)!
     t.same([first.squadId, first.identifier, first.title, first.status, first.priority, first.checkoutAgentId], [a.id, `${a.issuePrefix}-1`, 'numbered', 'todo', 'high', null])
     t.ok(first.createdAt instanceof Date && first.updatedAt instanceof Date, 'timestamps come back as dates')
     t.same(await s.issues.get(first.id), first, 'the row reads back as returned')
     t.equal((await s.issues.list({ squadId: a.id, q: `${a.issuePrefix}-1`, limit: 10 })).map((x) => x.id).includes(first.id), true, 'the identifier is searchable')
     await s.squads.update(a.id, { status: 'archived' })
-    t.equal(await s.transaction((tx) => tx.issues.insertNumbered({ id: uuidv7(), squadId: a.id, ...fields })), undefined, 'archived: nothing inserted')
+    const other = await squad(s)
+    const mixed = await s.transaction((tx) => tx.issues.insertNumbered([{ id: uuidv7(), squadId: other.id, ...fields }, { id: uuidv7(), squadId: a.id, ...fields }, { id: uuidv7(), squadId: other.id, ...fields }]))
+    t.same(mixed.map((i) => i?.identifier), [`${other.issuePrefix}-1`, undefined, `${other.issuePrefix}-2`], 'in the order given; the archived squad\'s issue is undefined')
     t.equal(await s.transaction((tx) => tx.squads.nextIssueNumber(a.id)), 11, 'and no number was taken')
   })
 
@@ -164,11 +166,11 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     const start = await s.outbox.readAfter('0', 100_000)
     const cursor = start.length ? start[start.length - 1]!.seq : '0'
     const kept = entry('contract.kept')
-    await s.transaction((tx) => tx.activity.record(kept, [{ kind: 'fact', entityType: 'test', entityId: kept.id, squadId: a.id, payload: { kept: true } }]))
-    await s.transaction((tx) => tx.activity.record(entry('contract.no_outbox'), []))
+    await s.transaction((tx) => tx.activity.record([kept], [{ kind: 'fact', entityType: 'test', entityId: kept.id, squadId: a.id, payload: { kept: true } }]))
+    await s.transaction((tx) => tx.activity.record([entry('contract.no_outbox')], []))
     try {
       await s.transaction(async (tx) => {
-        await tx.activity.record(entry('contract.rolled_back'), [{ kind: 'fact', entityType: 'test', entityId: 'x', squadId: a.id, payload: { kept: false } }])
+        await tx.activity.record([entry('contract.rolled_back')], [{ kind: 'fact', entityType: 'test', entityId: 'x', squadId: a.id, payload: { kept: false } }])
         throw new Error('rollback')
       })
     } catch {

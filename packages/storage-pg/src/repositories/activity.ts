@@ -17,12 +17,16 @@ export class PgActivityRepository implements ActivityRepository {
     return toEntry(row)
   }
 
-  async record(entry: ActivityEntry, outbox: NewOutboxEntry[]): Promise<void> {
-    if (!outbox.length) {
-      await sql`${activityInsert([entry])}`.execute(this.db())
+  async record(entries: ActivityEntry[], outbox: NewOutboxEntry[]): Promise<void> {
+    if (!entries.length) {
+      if (outbox.length) await sql`${outboxInsert(outbox)}`.execute(this.db())
       return
     }
-    await sql`with act as (${activityInsert([entry])}) ${outboxInsert(outbox)}`.execute(this.db())
+    if (!outbox.length) {
+      await sql`${activityInsert(entries)}`.execute(this.db())
+      return
+    }
+    await sql`with act as (${activityInsert(entries)}) ${outboxInsert(outbox)}`.execute(this.db())
   }
 
   async list(f: ActivityFilter): Promise<ActivityEntry[]> {

@@ -16,8 +16,10 @@ const summaryColumns = ['id', 'identifier', 'title', 'status', 'priority', 'assi
 const toSummary = (r: Pick<Row<'issues'>, (typeof summaryColumns)[number]>): IssueSummary => r as IssueSummary
 
 /** The search document: identifier verbatim, title and description stemmed (English); comments have their own. */
-const searchDocument = (identifier: string | RawBuilder<unknown>, title: string, description: string | null) =>
-  sql`setweight(to_tsvector('simple', ${identifier}), 'A') || setweight(to_tsvector('english', ${title}), 'A') || setweight(to_tsvector('english', coalesce(${description}::text, '')), 'B')`
+const searchDocument = (identifier: string, title: string, description: string | null) => searchDocumentOf(sql`${identifier}`, sql`${title}`, sql`${description}::text`)
+/** The same document over SQL expressions (columns of a statement that computes them). */
+const searchDocumentOf = (identifier: RawBuilder<unknown>, title: RawBuilder<unknown>, description: RawBuilder<unknown>) =>
+  sql`setweight(to_tsvector('simple', ${identifier}), 'A') || setweight(to_tsvector('english', ${title}), 'A') || setweight(to_tsvector('english', coalesce(${description}, '')), 'B')`
 
 /** Issue identifiers as users type them: up to four letters, a dash, a number. */
 const identifierShaped = /^[A-Za-z]{1,4}-\d{1,9}$/
@@ -36,26 +38,41 @@ export class PgIssueRepository implements IssueRepository {
     return toIssue(row)
   }
 
-  async insertNumbered(i: Omit<NewIssue, 'number' | 'identifier'>): Promise<Issue | undefined> {
-    // One statement takes the squad's next number (locking its row until commit, so numbers follow
-    // commit order) and inserts the issue; an archived squad matches no row and gives no number.
-    const identifier = sql`n.issue_prefix || '-' || n.issue_counter`
+  async insertNumbered(issues: Array<Omit<NewIssue, 'number' | 'identifier'>>): Promise<Array<Issue | undefined>> {
+    if (!issues.length) return []
+    // One statement: each squad's counter moves by its number of new issues (its row stays locked
+    // until commit, so numbers follow commit order), the issues take the numbers in the order
+    // given, and an archived squad matches no row, so its issues take none and are not inserted.
+    // Two nodes' batches spanning the same squads may lock them in different orders: PostgreSQL
+    // aborts one as a deadlock, and the service retries that batch create by create.
+    const values = sql.join(
+      issues.map((i, ord) => sql`(${ord}::int, ${i.id}::uuid, ${i.squadId}::uuid, ${i.title}::text, ${i.description}::text, ${i.status}::text,
+        ${i.priority}::text, ${priorityRank[i.priority] ?? 2}::int, ${i.assigneeAgentId}::uuid, ${i.assigneeUserId}::text, ${i.parentId}::uuid,
+        ${i.goalId}::uuid, ${i.projectId}::uuid, ${i.billingCode}::text)`),
+    )
     const { rows } = await guardUnique(
-      sql<IssueRow>`
-        with n as (
-          update squads set issue_counter = issue_counter + 1
-           where id = ${i.squadId} and status <> 'archived'
-          returning issue_counter, issue_prefix
-        )
+      sql<IssueRow & { ord: number }>`
+        with v0 (ord, id, squad_id, title, description, status, priority, priority_rank, assignee_agent_id, assignee_user_id, parent_id, goal_id, project_id, billing_code)
+          as (values ${values}),
+        c as (select squad_id, count(*)::int as k from v0 group by squad_id),
+        n as (
+          update squads s set issue_counter = s.issue_counter + c.k
+            from c
+           where s.id = c.squad_id and s.status <> 'archived'
+          returning s.id, s.issue_counter - c.k as base, s.issue_prefix
+        ),
+        v as (select v0.*, (row_number() over (partition by v0.squad_id order by v0.ord))::int as number from v0)
         insert into issues (id, squad_id, number, identifier, title, description, status, priority, priority_rank,
                             assignee_agent_id, assignee_user_id, parent_id, goal_id, project_id, billing_code, search)
-        select ${i.id}, ${i.squadId}, n.issue_counter, ${identifier}, ${i.title}, ${i.description}, ${i.status}, ${i.priority},
-               ${priorityRank[i.priority] ?? 2}, ${i.assigneeAgentId}, ${i.assigneeUserId}, ${i.parentId}, ${i.goalId}, ${i.projectId},
-               ${i.billingCode}, ${searchDocument(identifier, i.title, i.description)}
-          from n
+        select v.id, v.squad_id, n.base + v.number, n.issue_prefix || '-' || (n.base + v.number), v.title, v.description, v.status, v.priority,
+               v.priority_rank, v.assignee_agent_id, v.assignee_user_id, v.parent_id, v.goal_id, v.project_id, v.billing_code,
+               ${searchDocumentOf(sql`n.issue_prefix || '-' || (n.base + v.number)`, sql`v.title`, sql`v.description`)}
+          from v join n on n.id = v.squad_id
+         order by v.ord
         returning ${returningColumns}`.execute(this.db()),
     )
-    return rows[0] && toIssue(rows[0])
+    const byId = new Map(rows.map((r) => [r.id, toIssue(r)]))
+    return issues.map((i) => byId.get(i.id))
   }
 
   async get(id: string): Promise<Issue | undefined> {
