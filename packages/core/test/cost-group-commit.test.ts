@@ -24,20 +24,22 @@ t.test('GroupCommit: one commit per batch, results in order, a failed batch retr
     },
     4,
   )
+  // Writes submitted in one event-loop turn go together (at most maxBatch at a time).
   const first = gc.submit(1)
-  const rest = [2, -3, 4, 5, 6, 7].map((n) => gc.submit(n).then((v) => ({ ok: v }), (e: Error) => ({ err: e.message })))
-  t.equal(await first, 10, 'an idle moment commits the first write alone, at once')
-  t.same(await Promise.all(rest), [{ ok: 20 }, { err: 'bad -3' }, { ok: 40 }, { ok: 50 }, { ok: 60 }, { ok: 70 }], 'each caller gets its own answer')
-  t.same(batches, [[1], [2, -3, 4, 5], [6, 7]], 'what arrived meanwhile went together, at most maxBatch at a time')
+  const rest = [2, -3, 4, 5, 6].map((n) => gc.submit(n).then((v) => ({ ok: v }), (e: Error) => ({ err: e.message })))
+  const later = new Promise<unknown>((resolve) => setImmediate(() => resolve(gc.submit(7))))
+  t.equal(await first, 10)
+  t.same(await Promise.all(rest), [{ ok: 20 }, { err: 'bad -3' }, { ok: 40 }, { ok: 50 }, { ok: 60 }], 'each caller gets its own answer')
+  t.equal(await later, 70)
+  t.same(batches, [[1, 2, -3, 4], [5, 6], [7]], 'one turn\'s writes went together, at most maxBatch at a time; a later turn\'s went next')
 
   batches.length = 0
   failNext = true
-  const a = gc.submit(8)
-  const b = [12, 13].map((n) => gc.submit(n).then((v) => ({ ok: v }), (e: Error) => ({ err: e.message })))
-  // The first batch ([8]) is alone and fails: its caller sees the error.
-  await t.rejects(a, /batch failed/)
-  t.same(await Promise.all(b), [{ ok: 1200 }, { err: 'alone failed' }], 'a batch that fails is retried item by item, so one bad write fails alone')
-  t.same(batches, [[8], [12, 13]])
+  const b = [8, 12, 13].map((n) => gc.submit(n).then((v) => ({ ok: v }), (e: Error) => ({ err: e.message })))
+  t.same(await Promise.all(b), [{ ok: 800 }, { ok: 1200 }, { err: 'alone failed' }], 'a batch that fails is retried item by item, so one bad write fails alone')
+  t.same(batches, [[8, 12, 13]])
+  const alone = gc.submit(13)
+  await t.rejects(alone, /batch failed/, 'a batch of one that fails: its caller sees the batch error')
 })
 
 eachBackend(t, 'cost events reported at once share transactions and keep every per-event rule', async (t, api) => {

@@ -1,7 +1,7 @@
 /**
  * Group commit: writes submitted while one batch is being committed wait and go together in the
- * next one, so under concurrency N requests cost one transaction instead of N. Nothing waits when
- * the node is idle: the first write of a quiet moment is committed at once, alone.
+ * next one, so under concurrency N requests cost one transaction instead of N. The first write of a
+ * quiet moment waits only for the end of the current event-loop turn (see `submit`).
  *
  * `commit(items)` answers one settled result per item, in order: one item's refusal (a validation
  * error) never fails the others. If the batch itself fails (a database error), every item is
@@ -20,12 +20,17 @@ export class GroupCommit<T, R> {
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject })
-      if (!this.draining) void this.drain()
+      if (!this.draining) {
+        this.draining = true
+        // The first batch waits for the end of this event-loop turn, so that every request whose
+        // bytes arrived in it joins. Without the wait an embedded database, which answers within
+        // microtasks, would finish each write before the next request was even parsed: batches of one.
+        setImmediate(() => void this.drain())
+      }
     })
   }
 
   private async drain(): Promise<void> {
-    this.draining = true
     try {
       while (this.pending.length) {
         const batch = this.pending.splice(0, this.maxBatch)
