@@ -44,3 +44,31 @@ eachBackend(t, 'issues created at once share transactions and keep every per-cre
   const list = (await api.call('GET', `/api/squads/${a.squadId}/issues?limit=100`)).body.issues
   t.equal(list.length, 26, 'nothing else was written')
 })
+
+eachBackend(t, 'comments added at once share transactions and keep every per-comment rule', async (t, api) => {
+  const a = await api.seed('Comments')
+  const b = await api.seed('Elsewhere')
+  const dev = await addAgent(api, a.squadId, 'dev')
+  const open = (await create(api, a.squadId, { title: 'open' })).body.issue
+  const done = (await create(api, a.squadId, { title: 'done', status: 'done' })).body.issue
+  const comment = (issueId: string, body: Record<string, unknown>, token?: string) => api.call('POST', `/api/issues/${issueId}/comments`, body, token)
+
+  const plain = Array.from({ length: 20 }, (_, i) => comment(open.id, { body: `note ${i}` }, i % 2 ? a.agentToken : undefined))
+  const special = [comment(done.id, { body: 'reopen please', reopen: true }), comment(open.id, { body: 'ping @dev' })]
+  const refused = [comment(open.id, { body: '  ' }), comment(open.id, { body: 'not mine' }, b.agentToken), comment('not-a-uuid', { body: 'x' })]
+  const results = await Promise.all([...plain, ...special, ...refused])
+  t.same(results.slice(0, 22).map((r) => r.status), Array(22).fill(201), 'every valid comment is answered 201')
+  t.same(results.slice(22).map((r) => [r.status, r.body.code]), [[400, 'invalid_payload'], [404, 'not_found'], [404, 'not_found']], 'refusals fail alone')
+  t.equal(results[1]!.body.comment.authorType, 'agent', 'each comment names its own author')
+
+  const listed = (await api.call('GET', `/api/issues/${open.id}/comments?limit=100`)).body.comments
+  t.equal(listed.length, 21, 'the comments are stored once each')
+  t.equal((await api.call('GET', `/api/issues/${done.id}`)).body.issue.status, 'todo', 'reopen still reopens')
+  const activity = (await api.call('GET', `/api/squads/${a.squadId}/activity?limit=500`)).body.activity as Array<{ action: string; details: Record<string, unknown> }>
+  const added = activity.filter((x) => x.action === 'issue.comment_added')
+  t.equal(added.length, 22, 'one activity entry per comment')
+  t.equal(added.filter((x) => x.details.reopenedFrom === 'done').length, 1, 'the reopen is recorded on its own entry')
+  const runs = (await api.call('GET', `/api/squads/${a.squadId}/heartbeat-runs`)).body.runs as Array<{ agentId: string; issueId: string }>
+  t.ok(runs.some((r) => r.agentId === dev.id && r.issueId === open.id), 'the mention woke the agent')
+  t.equal((await api.call('GET', `/api/squads/${a.squadId}/issues?q=note&limit=100`)).body.issues.map((i: { id: string }) => i.id).includes(open.id), true, 'batched comments are searchable')
+})

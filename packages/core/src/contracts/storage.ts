@@ -291,8 +291,8 @@ export interface NewComment {
   authorId: string
 }
 export interface CommentRepository {
-  /** Inserts and folds the body into the issue's search document. */
-  insert(comment: NewComment): Promise<Comment>
+  /** Inserts comments (each indexed for search on its own row), answered in the order given. */
+  insert(comments: NewComment[]): Promise<Comment[]>
   get(issueId: string, commentId: string): Promise<Comment | undefined>
   list(issueId: string, opts: { after?: Comment; order: 'asc' | 'desc'; limit: number }): Promise<Comment[]>
   cursor(issueId: string): Promise<{ totalComments: number; latestCommentId: string | null; latestCommentAt: Date | null }>

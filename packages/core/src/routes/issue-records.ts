@@ -21,7 +21,7 @@ export const issueRecordRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }))
 
   app.post('/api/issues/:id/comments', { schema: { tags, params: IdParams, body: CreateCommentBody, response: { 201: Type.Object({ comment: CommentSchema }), ...errors } } }, async (req, reply) => {
-    const comment = await issueRecords.addComment(req.actor, req.params.id, req.body)
+    const comment = await issueRecords.submitComment(req.actor, req.params.id, req.body)
     return reply.status(201).send({ comment: presentComment(comment) })
   })
 

@@ -77,7 +77,7 @@ export function createServices(ctx: ServiceContext, options: CreateServicesOptio
     squads,
     agents,
     issues,
-    issueRecords: new IssueRecordService(ctx, issues),
+    issueRecords: new IssueRecordService(ctx, issues, squads),
     activity: new ActivityService(ctx, squads),
     exports: new ExportService(ctx, squads),
     imports: new ImportService(ctx, squads, agents, issues, skills),

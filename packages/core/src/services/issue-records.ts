@@ -1,11 +1,14 @@
 import { SlawError, invalid, notFound } from '../errors.js'
-import { issuePriorities, type Comment, type Interaction, type InteractionKind, type IssueDocument } from '../records.js'
+import { issuePriorities, type Comment, type Interaction, type InteractionKind, type Issue, type IssueDocument } from '../records.js'
 import type { Actor } from './actor.js'
 import { isPrivileged } from './actor.js'
 import type { ServiceContext } from './context.js'
 import { isUuid, uuidv7 } from './ids.js'
 import { author, type IssueService } from './issues.js'
-import { outboxUpserts, recordActivity } from './recorder.js'
+import { outboxUpserts, recordActivities, recordActivity, type ActivityInput } from './recorder.js'
+import { GroupCommit } from './group-commit.js'
+import type { SquadService } from './squads.js'
+import type { StorageSession } from '../contracts/storage.js'
 import { wakeOnMentions } from './wake-causes.js'
 import { queueWake } from './wakes.js'
 
@@ -16,6 +19,7 @@ export class IssueRecordService {
   constructor(
     private readonly ctx: ServiceContext,
     private readonly issues: IssueService,
+    private readonly squads: SquadService,
   ) {}
 
   // Comments -------------------------------------------------------------------------------------
@@ -40,7 +44,8 @@ export class IssueRecordService {
 
   /**
    * Any agent of the squad may comment (comments are how agents talk); `reopen` on a done or
-   * cancelled issue sets it back to `todo` and clears its checkout (DECISIONS.md).
+   * cancelled issue sets it back to `todo` and clears its checkout (DECISIONS.md). Joins the
+   * caller's transaction when there is one; `submitComment` is the cheaper path for a caller without.
    */
   async addComment(actor: Actor, issueId: string, input: { body: string; reopen?: boolean }): Promise<Comment> {
     if (!input.body.trim()) throw invalid('/body', 'body must not be blank')
@@ -48,24 +53,77 @@ export class IssueRecordService {
     const added = await this.ctx.storage.transaction(async (tx) => {
       // The squad row is share-locked: an archive racing this comment waits for it, or it sees archived.
       const { issue, squad } = await this.issues.writable(tx, actor, issueId, { anyAgentOfSquad: true, lockSquad: 'share' })
-      const comment = await tx.comments.insert({ id: uuidv7(), issueId: issue.id, squadId: squad.id, body: input.body, ...author(actor) })
-      const reopened = input.reopen === true && (issue.status === 'done' || issue.status === 'cancelled')
-      if (reopened) {
-        const updated = (await tx.issues.update(issue.id, { status: 'todo', checkoutAgentId: null }))!
-        await tx.outbox.append([outboxUpserts.issue(updated)])
-      }
-      await recordActivity(tx, actor, {
-        squadId: squad.id,
-        action: 'issue.comment_added',
-        entityType: 'issue',
-        entityId: issue.id,
-        details: { identifier: issue.identifier, commentId: comment.id, ...(reopened ? { reopenedFrom: issue.status } : {}) },
-      })
-      wakes += await wakeOnMentions(tx, actor, issue, comment.id, input.body)
-      return comment
+      const [written] = await this.writeComments(tx, [{ actor, issue, squadId: squad.id, input }])
+      wakes = written!.wakes
+      return written!.comment
     })
     if (wakes) this.ctx.kickJobs()
     return added
+  }
+
+  /**
+   * `addComment` for a caller without a transaction of its own (the HTTP route): comments submitted
+   * at the same moment share one transaction (group commit), one insert and one activity statement.
+   * One comment's refusal never fails the others; a batch that fails as a whole is retried one by one.
+   */
+  submitComment(actor: Actor, issueId: string, input: { body: string; reopen?: boolean }): Promise<Comment> {
+    if (!input.body.trim()) return Promise.reject(invalid('/body', 'body must not be blank'))
+    return this.commentBatch.submit({ actor, issueId, input })
+  }
+
+  private readonly commentBatch = new GroupCommit<{ actor: Actor; issueId: string; input: { body: string; reopen?: boolean } }, Comment>(
+    (items) => this.commentMany(items),
+    (item) => this.addComment(item.actor, item.issueId, item.input),
+  )
+
+  private async commentMany(items: Array<{ actor: Actor; issueId: string; input: { body: string; reopen?: boolean } }>): Promise<Array<PromiseSettledResult<Comment>>> {
+    let wakes = 0
+    const results = await this.ctx.storage.transaction(async (tx) => {
+      // Each issue and squad is read once for the batch (the squad share-locked, as addComment does).
+      const memo = new Map<string, Promise<unknown>>()
+      const once = <T>(key: string, read: () => Promise<T>): Promise<T> => (memo.get(key) ?? memo.set(key, read()).get(key)!) as Promise<T>
+      const checked = await Promise.allSettled(
+        items.map(async (it) => {
+          const issue = await this.issues.visibleRow(it.actor, it.issueId, (id) => once(`i${id}`, () => tx.issues.get(id)))
+          const squad = await this.squads.writableRow(it.actor, issue.squadId, () => once(`s${issue.squadId}`, () => tx.squads.get(issue.squadId, { lock: 'share' })))
+          return { actor: it.actor, issue, squadId: squad.id, input: it.input }
+        }),
+      )
+      const ok = checked.flatMap((c) => (c.status === 'fulfilled' ? [c.value] : []))
+      const written = await this.writeComments(tx, ok)
+      for (const w of written) wakes += w.wakes
+      let k = 0
+      return checked.map((c): PromiseSettledResult<Comment> => (c.status === 'rejected' ? c : { status: 'fulfilled', value: written[k++]!.comment }))
+    })
+    if (wakes) this.ctx.kickJobs()
+    return results
+  }
+
+  /** Writes checked comments: one insert for all, reopens, one statement for every activity entry, mention wakes. */
+  private async writeComments(tx: StorageSession, adds: Array<{ actor: Actor; issue: Issue; squadId: string; input: { body: string; reopen?: boolean } }>): Promise<Array<{ comment: Comment; wakes: number }>> {
+    if (!adds.length) return []
+    const comments = await tx.comments.insert(adds.map((a) => ({ id: uuidv7(), issueId: a.issue.id, squadId: a.squadId, body: a.input.body, ...author(a.actor) })))
+    const entries: Array<{ actor: Actor; input: ActivityInput }> = []
+    for (const [k, a] of adds.entries()) {
+      const { issue } = a
+      const reopened = a.input.reopen === true && (issue.status === 'done' || issue.status === 'cancelled')
+      const outbox = reopened ? [outboxUpserts.issue((await tx.issues.update(issue.id, { status: 'todo', checkoutAgentId: null }))!)] : []
+      entries.push({
+        actor: a.actor,
+        input: {
+          squadId: a.squadId,
+          action: 'issue.comment_added',
+          entityType: 'issue',
+          entityId: issue.id,
+          details: { identifier: issue.identifier, commentId: comments[k]!.id, ...(reopened ? { reopenedFrom: issue.status } : {}) },
+          outbox,
+        },
+      })
+    }
+    await recordActivities(tx, entries)
+    const out: Array<{ comment: Comment; wakes: number }> = []
+    for (const [k, a] of adds.entries()) out.push({ comment: comments[k]!, wakes: await wakeOnMentions(tx, a.actor, a.issue, comments[k]!.id, a.input.body) })
+    return out
   }
 
   // Documents ------------------------------------------------------------------------------------

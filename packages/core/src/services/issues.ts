@@ -90,6 +90,13 @@ export class IssueService {
   }
 
   /** Loads an issue the actor may see (by UUID, or by identifier when allowed), or 404. */
+  /** `visible` by id, for a caller that reads the row itself (a batch reading each issue once). */
+  async visibleRow(actor: Actor, id: string, read: (id: string) => Promise<Issue | undefined>): Promise<Issue> {
+    const issue = isUuid(id) ? await read(id) : undefined
+    if (!issue || (actor.type === 'agent' && actor.squadId !== issue.squadId)) throw notFound('Issue')
+    return issue
+  }
+
   async visible(session: StorageSession, actor: Actor, idOrIdentifier: string, opts: { identifier?: boolean } = {}): Promise<Issue> {
     let issue: Issue | undefined
     if (isUuid(idOrIdentifier)) issue = await session.issues.get(idOrIdentifier)
@@ -348,7 +355,7 @@ export class IssueService {
       let commentId: string | undefined
       if (input.comment !== undefined && input.comment.trim()) {
         commentId = uuidv7()
-        await tx.comments.insert({ id: commentId, issueId: current.id, squadId: squad.id, body: input.comment, ...author(actor) })
+        await tx.comments.insert([{ id: commentId, issueId: current.id, squadId: squad.id, body: input.comment, ...author(actor) }])
       }
       await recordActivity(tx, actor, {
         squadId: squad.id,

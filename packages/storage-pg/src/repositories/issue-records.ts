@@ -12,10 +12,12 @@ const toComment = (r: Pick<Row<'comments'>, (typeof commentColumns)[number]>): C
 export class PgCommentRepository implements CommentRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
-  async insert(c: NewComment): Promise<Comment> {
+  async insert(comments: NewComment[]): Promise<Comment[]> {
+    if (!comments.length) return []
     // The comment's own search vector is a generated column: the issue row is not touched.
-    const row = await this.db().insertInto('comments').values(c).returning(commentColumns).executeTakeFirstOrThrow()
-    return toComment(row)
+    const rows = await this.db().insertInto('comments').values(comments).returning(commentColumns).execute()
+    const byId = new Map(rows.map((r) => [r.id, toComment(r)]))
+    return comments.map((c) => byId.get(c.id)!)
   }
 
   async get(issueId: string, commentId: string): Promise<Comment | undefined> {
