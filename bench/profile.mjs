@@ -6,7 +6,8 @@
 //   node bench/profile.mjs cost_event            # PGlite memory://
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/slaw_prof node bench/profile.mjs create_issue
 //
-// Scenarios: get_issue, create_issue, add_comment, cost_event, inbox_lite. PROFILE_SECONDS (10),
+// Scenarios: get_issue, create_issue, add_comment, cost_event, inbox_lite. PROFILE_DISK=1 puts PGlite
+// on disk (SVC_DATA_DIR in a temp dir) instead of memory://. PROFILE_SECONDS (10),
 // PROFILE_CONNECTIONS (10), PROFILE_TOP (40). The .cpuprofile is kept (path printed) for DevTools.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -23,7 +24,8 @@ const port = 3400 + Math.floor(Math.random() * 500)
 const dir = mkdtempSync(join(tmpdir(), 'slaw-prof-'))
 const base = `http://127.0.0.1:${port}`
 const env = { ...process.env, SVC_OPERATOR_KEY: operatorKey, PORT: String(port), HOST: '127.0.0.1', SVC_DATA_DIR: join(dir, 'data') }
-if (!process.env.DATABASE_URL) env.SVC_DATA_DIR = 'memory://'
+// PGlite: in memory, or on disk (as slaw-bench.sh loads it) with PROFILE_DISK=1.
+if (!process.env.DATABASE_URL && process.env.PROFILE_DISK !== '1') env.SVC_DATA_DIR = 'memory://'
 
 const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, cli, 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] })
 await waitHealthy(base, 60_000)
