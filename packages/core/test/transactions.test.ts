@@ -5,38 +5,45 @@ import { makeApi, operatorToken, testAdapters, type TestApi } from './helpers/in
 import { addIssue, isError } from './helpers/fixtures.js'
 
 /**
- * A decorator over the real storage: every call goes to it, except that `outbox.append` throws
- * once after `failOnce()`, the way a dropped connection or a full disk would in the middle of a
- * write. Sessions handed to transaction callbacks are wrapped too, so the failure strikes inside
- * the request's own transaction, after the rows before it were written.
+ * A decorator over the real storage: every call goes to it, except that the write carrying the
+ * change's outbox rows (`outbox.append`, or `activity.record`, which writes the activity entry and
+ * its outbox rows in one statement) throws once after `failOnce()`, the way a dropped connection or
+ * a full disk would in the middle of a write. Sessions handed to transaction callbacks are wrapped
+ * too, so the failure strikes inside the request's own transaction, after the rows before it were written.
  */
 function faulty(real: Storage): { storage: Storage; failOnce(): void; failures(): number } {
   let armed = false
   let failures = 0
-  const outbox = (target: StorageSession['outbox']): StorageSession['outbox'] =>
+  const failing = <R extends object>(target: R, method: string): R =>
     new Proxy(target, {
       get(o, prop) {
         const value = Reflect.get(o, prop, o)
-        if (prop === 'append') {
-          return async (...args: Parameters<StorageSession['outbox']['append']>) => {
+        if (prop === method) {
+          return async (...args: unknown[]) => {
             if (armed) {
               armed = false
               failures++
               throw new Error('simulated: connection reset while writing outbox row (secret detail 7f3a)')
             }
-            return (value as StorageSession['outbox']['append']).apply(o, args)
+            return (value as (...a: unknown[]) => unknown).apply(o, args)
           }
         }
         return typeof value === 'function' ? value.bind(o) : value
       },
     })
+  const wrap = (prop: string | symbol, value: unknown): unknown => {
+    if (prop === 'outbox') return failing(value as StorageSession['outbox'], 'append')
+    if (prop === 'activity') return failing(value as StorageSession['activity'], 'record')
+    return undefined
+  }
   const session = (target: StorageSession): StorageSession =>
-    new Proxy(target, { get: (s, prop) => (prop === 'outbox' ? outbox(s.outbox) : Reflect.get(s, prop, s)) })
+    new Proxy(target, { get: (s, prop) => wrap(prop, Reflect.get(s, prop, s)) ?? Reflect.get(s, prop, s) })
   const storage = new Proxy(real, {
     get(s, prop) {
-      if (prop === 'outbox') return outbox(s.outbox)
       if (prop === 'transaction') return <T>(fn: (tx: StorageSession) => Promise<T>) => s.transaction((tx) => fn(session(tx)))
       const value = Reflect.get(s, prop, s)
+      const wrapped = wrap(prop, value)
+      if (wrapped) return wrapped
       return typeof value === 'function' ? value.bind(s) : value
     },
   })
@@ -56,7 +63,7 @@ for (const backend of backends) {
     const s = await api.seed('Atomic')
     const activityBefore = await real.activity.list({ squadId: s.squadId, limit: 500 })
 
-    // Issue create: issue number reserved, issue row inserted, activity written, then the outbox fails.
+    // Issue create: issue number reserved and issue row inserted, then the activity and outbox write fails.
     fault.failOnce()
     const failed = await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'doomed', description: 'never stored' })
     t.equal(fault.failures(), 1, 'the fault struck')
@@ -71,7 +78,7 @@ for (const backend of backends) {
     t.equal(next.identifier, `${s.prefix}-1`, 'the issue number was not consumed: the next issue is number 1')
     t.equal((await real.activity.list({ squadId: s.squadId, entityType: 'issue', limit: 10 })).length, 1, 'the next write is whole again')
 
-    // Checkout: status, assignee and holder change, activity written, then the outbox fails.
+    // Checkout: status, assignee and holder change, then the activity and outbox write fails.
     fault.failOnce()
     isError(t, await api.call('POST', `/api/issues/${next.id}/checkout`, { agentId: s.agentId }, s.agentToken), 500, 'internal_error', 'checkout fails')
     const after = (await api.call('GET', `/api/issues/${next.id}`)).body.issue

@@ -368,8 +368,8 @@ export class IssueService {
           ...(patch.status ? { from: current.status, to: patch.status } : {}),
           ...(commentId ? { commentId } : {}),
         },
+        outbox: [outboxUpserts.issue(issue)],
       })
-      await tx.outbox.append([outboxUpserts.issue(issue)])
       if (patch.assigneeAgentId) wakes += await wakeOnAssignment(tx, actor, issue)
       if (commentId) wakes += await wakeOnMentions(tx, actor, issue, commentId, input.comment!)
       if (patch.status) wakes += await wakeOnChildrenDone(tx, issue)
@@ -386,8 +386,7 @@ export class IssueService {
       if (!isPrivileged(actor)) throw new SlawError('forbidden', 'Deleting issues needs an Operator key.')
       const { issue, squad } = await this.writable(tx, actor, id)
       await tx.issues.delete(issue.id)
-      await recordActivity(tx, actor, { squadId: squad.id, action: 'issue.deleted', entityType: 'issue', entityId: issue.id, details: { identifier: issue.identifier } })
-      await tx.outbox.append([outboxUpserts.issue(issue, true)])
+      await recordActivity(tx, actor, { squadId: squad.id, action: 'issue.deleted', entityType: 'issue', entityId: issue.id, details: { identifier: issue.identifier }, outbox: [outboxUpserts.issue(issue, true)] })
     })
   }
 
@@ -432,8 +431,8 @@ export class IssueService {
           entityId: issue.id,
           agentId: agent.id,
           details: { identifier: issue.identifier, from: issue.status },
+          outbox: [outboxUpserts.issue(updated)],
         })
-        await tx.outbox.append([outboxUpserts.issue(updated)])
         return updated
       }),
     )
@@ -456,8 +455,8 @@ export class IssueService {
         entityId: issue.id,
         agentId: issue.checkoutAgentId,
         details: { identifier: issue.identifier },
+        outbox: [outboxUpserts.issue(released)],
       })
-      await tx.outbox.append([outboxUpserts.issue(released)])
       return released
     })
   }
