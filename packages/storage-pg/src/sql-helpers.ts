@@ -9,6 +9,20 @@ export function json(value: unknown): RawBuilder<unknown> {
   return sql`(${JSON.stringify(value)}::text)::jsonb`
 }
 
+/**
+ * Rows for an `insert … select` as ONE parameter: a JSON array read back with jsonb_to_recordset.
+ * A multi-row VALUES list costs a bind parameter per cell (encoded one by one by the driver, and
+ * by PGlite's JavaScript protocol layer) and a statement text per row count (a prepared statement
+ * each); this costs one string and one statement text whatever the batch size. `columns` are
+ * (snake_case column, SQL type) pairs; each row is an object keyed by those names (Dates become ISO
+ * strings, which timestamptz reads back exactly).
+ */
+export function recordset(rows: Array<Record<string, unknown>>, columns: ReadonlyArray<readonly [string, string]>): RawBuilder<unknown> {
+  const names = columns.map(([c]) => c).join(', ')
+  const types = columns.map(([c, t]) => `${c} ${t}`).join(', ')
+  return sql`select ${sql.raw(names)} from jsonb_to_recordset((${JSON.stringify(rows)}::text)::jsonb) as x(${sql.raw(types)})`
+}
+
 export const now = (): RawBuilder<Date> => sql<Date>`now()`
 
 /** Priority order for sorting: critical first. */

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { ActivityEntry, ActivityFilter, ActivityRepository, NewActivity, NewOutboxEntry } from '@slaw/core'
 import type { Database, Row } from '../schema.js'
-import { json } from '../sql-helpers.js'
+import { json, recordset } from '../sql-helpers.js'
 
 const toEntry = (r: Row<'activity'>): ActivityEntry => ({ ...r, actorType: r.actorType as ActivityEntry['actorType'] })
 
@@ -39,14 +39,23 @@ export class PgActivityRepository implements ActivityRepository {
   }
 }
 
-/** `insert into activity …` for entries built in the service (ids and times included). */
+const activityColumns = [
+  ['id', 'uuid'], ['squad_id', 'uuid'], ['actor_type', 'text'], ['actor_id', 'text'], ['action', 'text'], ['entity_type', 'text'],
+  ['entity_id', 'text'], ['agent_id', 'uuid'], ['run_id', 'uuid'], ['details', 'jsonb'], ['created_at', 'timestamptz'],
+] as const
+const outboxColumns = [['kind', 'text'], ['entity_type', 'text'], ['entity_id', 'text'], ['squad_id', 'uuid'], ['payload', 'jsonb']] as const
+
+/** `insert into activity …` for entries built in the service (ids and times included), rows as one parameter. */
 export function activityInsert(entries: ActivityEntry[]): RawBuilder<unknown> {
-  return sql`insert into activity (id, squad_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details, created_at)
-    values ${sql.join(entries.map((a) => sql`(${a.id}, ${a.squadId}, ${a.actorType}, ${a.actorId}, ${a.action}, ${a.entityType}, ${a.entityId}, ${a.agentId}, ${a.runId}, ${a.details === null ? null : json(a.details)}, ${a.createdAt})`))}`
+  const rows = entries.map((a) => ({
+    id: a.id, squad_id: a.squadId, actor_type: a.actorType, actor_id: a.actorId, action: a.action, entity_type: a.entityType,
+    entity_id: a.entityId, agent_id: a.agentId, run_id: a.runId, details: a.details, created_at: a.createdAt,
+  }))
+  return sql`insert into activity (${sql.raw(activityColumns.map(([c]) => c).join(', '))}) ${recordset(rows, activityColumns)}`
 }
 
-/** `insert into outbox …`, for writing outbox rows in the same statement as the change they report. */
+/** `insert into outbox …`, for writing outbox rows in the same statement as the change they report (in the order given). */
 export function outboxInsert(entries: NewOutboxEntry[]): RawBuilder<unknown> {
-  return sql`insert into outbox (kind, entity_type, entity_id, squad_id, payload)
-    values ${sql.join(entries.map((o) => sql`(${o.kind}, ${o.entityType}, ${o.entityId}, ${o.squadId}, ${json(o.payload)})`))}`
+  const rows = entries.map((o) => ({ kind: o.kind, entity_type: o.entityType, entity_id: o.entityId, squad_id: o.squadId, payload: o.payload }))
+  return sql`insert into outbox (${sql.raw(outboxColumns.map(([c]) => c).join(', '))}) ${recordset(rows, outboxColumns)}`
 }

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { ActivityEntry, CostEntry, CostRepository, CostTotals, NewCostEvent, NewOutboxEntry, Period, RecordedCost, RollupKey, RollupScope } from '@slaw/core'
 import { activityInsert, outboxInsert } from './activity.js'
 import type { Database } from '../schema.js'
+import { recordset } from '../sql-helpers.js'
 
 const zero = (): CostTotals => ({ costCents: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, subscriptionTokens: 0, events: 0 })
 
@@ -37,6 +38,16 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 const rollupColumns = sql`cost_cents as "costCents", input_tokens as "inputTokens", cached_input_tokens as "cachedInputTokens",
   output_tokens as "outputTokens", subscription_tokens as "subscriptionTokens", events`
 
+const eventColumns = [
+  ['id', 'uuid'], ['squad_id', 'uuid'], ['agent_id', 'uuid'], ['issue_id', 'uuid'], ['project_id', 'uuid'], ['provider', 'text'], ['biller', 'text'],
+  ['billing_type', 'text'], ['model', 'text'], ['input_tokens', 'int8'], ['cached_input_tokens', 'int8'], ['output_tokens', 'int8'],
+  ['cost_cents', 'int8'], ['billing_code', 'text'], ['occurred_at', 'timestamptz'],
+] as const
+const rollupValueColumns = [
+  ['squad_id', 'uuid'], ['period', 'text'], ['scope', 'text'], ['scope_key', 'text'], ['cost_cents', 'int8'], ['input_tokens', 'int8'],
+  ['cached_input_tokens', 'int8'], ['output_tokens', 'int8'], ['subscription_tokens', 'int8'], ['events', 'int8'],
+] as const
+
 export class PgCostRepository implements CostRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
@@ -62,12 +73,21 @@ export class PgCostRepository implements CostRepository {
       }
     }
     const ordered = [...sums.values()].sort((a, b) => compare(a.squadId, b.squadId) || scopeRank[a.key.scope] - scopeRank[b.key.scope] || compare(a.key.period, b.key.period) || compare(a.key.key, b.key.key))
-    const values = sql.join(
-      ordered.map(({ squadId, key: k, delta: d }) => sql`(${squadId}::uuid, ${k.period}, ${k.scope}, ${k.key}, ${d.costCents}::int8, ${d.inputTokens}::int8, ${d.cachedInputTokens}::int8, ${d.outputTokens}::int8, ${d.subscriptionTokens}::int8, ${d.events}::int8)`),
+    // Rows as one JSON parameter each (see recordset): one statement text whatever the batch size.
+    const values = recordset(
+      ordered.map(({ squadId, key: k, delta: d }) => ({
+        squad_id: squadId, period: k.period, scope: k.scope, scope_key: k.key, cost_cents: d.costCents, input_tokens: d.inputTokens,
+        cached_input_tokens: d.cachedInputTokens, output_tokens: d.outputTokens, subscription_tokens: d.subscriptionTokens, events: d.events,
+      })),
+      rollupValueColumns,
     )
-    const events = sql.join(
-      entries.map(({ event: e }) => sql`(${e.id}, ${e.squadId}, ${e.agentId}, ${e.issueId}, ${e.projectId}, ${e.provider}, ${e.biller}, ${e.billingType}, ${e.model},
-                ${e.inputTokens}, ${e.cachedInputTokens}, ${e.outputTokens}, ${e.costCents}, ${e.billingCode}, ${e.occurredAt})`),
+    const events = recordset(
+      entries.map(({ event: e }) => ({
+        id: e.id, squad_id: e.squadId, agent_id: e.agentId, issue_id: e.issueId, project_id: e.projectId, provider: e.provider, biller: e.biller,
+        billing_type: e.billingType, model: e.model, input_tokens: e.inputTokens, cached_input_tokens: e.cachedInputTokens,
+        output_tokens: e.outputTokens, cost_cents: e.costCents, billing_code: e.billingCode, occurred_at: e.occurredAt,
+      })),
+      eventColumns,
     )
     const squadIds = [...new Set(entries.map((x) => x.event.squadId))]
     const agentIds = [...new Set(entries.map((x) => x.event.agentId))]
@@ -81,11 +101,11 @@ export class PgCostRepository implements CostRepository {
       with ${activityCte} ${outboxCte} ev as (
         insert into cost_events (id, squad_id, agent_id, issue_id, project_id, provider, biller, billing_type, model,
                                  input_tokens, cached_input_tokens, output_tokens, cost_cents, billing_code, occurred_at)
-        values ${events}
+        ${events}
         returning id, created_at
       ), up as (
         insert into cost_rollups as r (squad_id, period, scope, scope_key, cost_cents, input_tokens, cached_input_tokens, output_tokens, subscription_tokens, events)
-        values ${values}
+        ${values}
         on conflict (squad_id, period, scope, scope_key) do update set
           cost_cents = r.cost_cents + excluded.cost_cents,
           input_tokens = r.input_tokens + excluded.input_tokens,

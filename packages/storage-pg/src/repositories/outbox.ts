@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { NewOutboxEntry, OutboxEntry, OutboxRepository } from '@slaw/core'
+import { outboxInsert } from './activity.js'
 import type { Database } from '../schema.js'
 import { json } from '../sql-helpers.js'
 
@@ -14,10 +15,7 @@ export class PgOutboxRepository implements OutboxRepository {
 
   async append(entries: NewOutboxEntry[]): Promise<void> {
     if (!entries.length) return
-    await this.db()
-      .insertInto('outbox')
-      .values(entries.map((e) => ({ kind: e.kind, entityType: e.entityType, entityId: e.entityId, squadId: e.squadId, payload: json(e.payload) })))
-      .execute()
+    await sql`${outboxInsert(entries)}`.execute(this.db())
   }
 
   /** Publishes final rows. Serialised by an advisory lock so two publishers never interleave. */
