@@ -31,7 +31,7 @@ t.test('GroupCommit: one commit per batch, results in order, a failed batch retr
   t.equal(await first, 10)
   t.same(await Promise.all(rest), [{ ok: 20 }, { err: 'bad -3' }, { ok: 40 }, { ok: 50 }, { ok: 60 }], 'each caller gets its own answer')
   t.equal(await later, 70)
-  t.same(batches, [[1, 2, -3, 4], [5, 6], [7]], 'one turn\'s writes went together, at most maxBatch at a time; a later turn\'s went next')
+  t.same(batches, [[1, 2, -3, 4], [5, 6, 7]], 'one turn\'s writes went together, at most maxBatch at a time; what arrived meanwhile went next')
 
   batches.length = 0
   failNext = true
@@ -40,6 +40,29 @@ t.test('GroupCommit: one commit per batch, results in order, a failed batch retr
   t.same(batches, [[8, 12, 13]])
   const alone = gc.submit(13)
   await t.rejects(alone, /batch failed/, 'a batch of one that fails: its caller sees the batch error')
+})
+
+t.test('GroupCommit with two lanes: a batch starts while the previous one still commits', async (t) => {
+  const started: number[][] = []
+  let release!: () => void
+  const gate = new Promise<void>((r) => (release = r))
+  const gc = new GroupCommit<number, number>(
+    async (items) => {
+      started.push(items)
+      if (items.includes(1)) await gate
+      return items.map((n) => ({ status: 'fulfilled' as const, value: n }))
+    },
+    async (n) => n,
+    64,
+    2,
+  )
+  const first = gc.submit(1)
+  await new Promise((r) => setImmediate(r))
+  const second = [gc.submit(2), gc.submit(3)]
+  t.same(await Promise.all(second), [2, 3], 'the second lane committed while the first waited')
+  t.same(started, [[1], [2, 3]])
+  release()
+  t.equal(await first, 1)
 })
 
 eachBackend(t, 'cost events reported at once share transactions and keep every per-event rule', async (t, api) => {

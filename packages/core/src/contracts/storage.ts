@@ -169,7 +169,8 @@ export interface AgentRepository {
   insert(agent: NewAgent): Promise<Agent>
   get(id: string): Promise<Agent | undefined>
   list(squadId: string): Promise<Agent[]>
-  update(id: string, patch: AgentPatch): Promise<Agent | undefined>
+  /** With `whenStatus`, changes the agent only while its status is one of those (else `undefined`). */
+  update(id: string, patch: AgentPatch, opts?: { whenStatus?: Agent['status'][] }): Promise<Agent | undefined>
   /** Sets every non-terminated agent of the squad to `status` (squad archive pauses them). */
   setStatusForSquad(squadId: string, status: Agent['status'], pauseReason: string | null): Promise<number>
   delete(id: string): Promise<boolean>

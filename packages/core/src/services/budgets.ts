@@ -399,9 +399,19 @@ export class BudgetService {
   }
 
   private async pauseAgent(tx: StorageSession, agent: Agent, spentCents: number): Promise<Agent> {
-    const paused = (await tx.agents.update(agent.id, { status: 'paused', pauseReason: 'budget' }))!
-    await recordActivity(tx, budgetActor, { squadId: agent.squadId, action: 'agent.paused', entityType: 'agent', entityId: agent.id, agentId: agent.id, details: { reason: 'budget', from: agent.status } })
-    await tx.outbox.append([outboxUpserts.agent(paused, spentCents)])
+    // Conditional: concurrent cost transactions (two batches, two nodes) may all see the agent
+    // still running; the first pause wins, the others change nothing and announce nothing.
+    const paused = await tx.agents.update(agent.id, { status: 'paused', pauseReason: 'budget' }, { whenStatus: pausable })
+    if (!paused) return (await tx.agents.get(agent.id)) ?? agent
+    await recordActivity(tx, budgetActor, {
+      squadId: agent.squadId,
+      action: 'agent.paused',
+      entityType: 'agent',
+      entityId: agent.id,
+      agentId: agent.id,
+      details: { reason: 'budget', from: agent.status },
+      outbox: [outboxUpserts.agent(paused, spentCents)],
+    })
     return paused
   }
 

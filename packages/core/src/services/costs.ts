@@ -106,6 +106,8 @@ export class CostService {
   private readonly batch = new GroupCommit<Report, CostEvent>(
     (items) => this.recordBatch(items),
     (item) => this.record(item.actor, item.squadId, item.input),
+    64,
+    2,
   )
 
   /**

@@ -9,45 +9,60 @@
  */
 export class GroupCommit<T, R> {
   private pending: Array<{ item: T; resolve: (r: R) => void; reject: (e: unknown) => void }> = []
-  private draining = false
+  private inFlight = 0
+  private scheduled = false
 
+  /**
+   * `lanes` is how many batches may commit at once. With two, the next batch reads and writes
+   * while the previous one waits for its commit, so HTTP turnaround and database time overlap
+   * instead of alternating; writers of the same rows still queue on those rows' locks.
+   */
   constructor(
     private readonly commit: (items: T[]) => Promise<Array<PromiseSettledResult<R>>>,
     private readonly alone: (item: T) => Promise<R>,
     private readonly maxBatch = 64,
+    private readonly lanes = 1,
   ) {}
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject })
-      if (!this.draining) {
-        this.draining = true
-        // The first batch waits for the end of this event-loop turn, so that every request whose
-        // bytes arrived in it joins. Without the wait an embedded database, which answers within
-        // microtasks, would finish each write before the next request was even parsed: batches of one.
-        setImmediate(() => void this.drain())
+      this.schedule()
+    })
+  }
+
+  /**
+   * A batch starts at the end of the event-loop turn, so that every request whose bytes arrived in
+   * it joins. Without the wait an embedded database, which answers within microtasks, would finish
+   * each write before the next request was even parsed: batches of one.
+   */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.lanes || !this.pending.length) return
+    this.scheduled = true
+    setImmediate(() => {
+      this.scheduled = false
+      while (this.inFlight < this.lanes && this.pending.length) {
+        const batch = this.pending.splice(0, this.maxBatch)
+        this.inFlight++
+        void this.run(batch).finally(() => {
+          this.inFlight--
+          this.schedule()
+        })
       }
     })
   }
 
-  private async drain(): Promise<void> {
+  private async run(batch: Array<{ item: T; resolve: (r: R) => void; reject: (e: unknown) => void }>): Promise<void> {
+    let results: Array<PromiseSettledResult<R>>
     try {
-      while (this.pending.length) {
-        const batch = this.pending.splice(0, this.maxBatch)
-        let results: Array<PromiseSettledResult<R>>
-        try {
-          results = await this.commit(batch.map((b) => b.item))
-        } catch (err) {
-          results = batch.length === 1 ? [{ status: 'rejected', reason: err }] : await Promise.allSettled(batch.map((b) => this.alone(b.item)))
-        }
-        batch.forEach((b, i) => {
-          const r = results[i]!
-          if (r.status === 'fulfilled') b.resolve(r.value)
-          else b.reject(r.reason)
-        })
-      }
-    } finally {
-      this.draining = false
+      results = await this.commit(batch.map((b) => b.item))
+    } catch (err) {
+      results = batch.length === 1 ? [{ status: 'rejected', reason: err }] : await Promise.allSettled(batch.map((b) => this.alone(b.item)))
     }
+    batch.forEach((b, i) => {
+      const r = results[i]!
+      if (r.status === 'fulfilled') b.resolve(r.value)
+      else b.reject(r.reason)
+    })
   }
 }

@@ -74,6 +74,8 @@ export class IssueRecordService {
   private readonly commentBatch = new GroupCommit<{ actor: Actor; issueId: string; input: { body: string; reopen?: boolean } }, Comment>(
     (items) => this.commentMany(items),
     (item) => this.addComment(item.actor, item.issueId, item.input),
+    64,
+    2,
   )
 
   private async commentMany(items: Array<{ actor: Actor; issueId: string; input: { body: string; reopen?: boolean } }>): Promise<Array<PromiseSettledResult<Comment>>> {

@@ -196,6 +196,8 @@ export class IssueService {
   private readonly createBatch = new GroupCommit<{ actor: Actor; squadId: string; input: CreateIssueInput }, IssueDetail>(
     (items) => this.createMany(items),
     (item) => this.create(item.actor, item.squadId, item.input),
+    64,
+    2,
   )
 
   private async createMany(items: Array<{ actor: Actor; squadId: string; input: CreateIssueInput }>): Promise<Array<PromiseSettledResult<IssueDetail>>> {

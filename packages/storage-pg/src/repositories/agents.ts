@@ -60,19 +60,21 @@ export class PgAgentRepository implements AgentRepository {
     return (await this.db().selectFrom('agents').selectAll().where('squadId', '=', squadId).orderBy('name').execute()).map(toAgent)
   }
 
-  async update(id: string, patch: AgentPatch): Promise<Agent | undefined> {
+  async update(id: string, patch: AgentPatch, opts: { whenStatus?: Agent['status'][] } = {}): Promise<Agent | undefined> {
     const { permissions, runtimeState, adapterConfig, ...plain } = patch
+    let q = this.db()
+      .updateTable('agents')
+      .set({
+        ...plain,
+        ...(permissions !== undefined ? { permissions: json(permissions) } : {}),
+        ...(runtimeState !== undefined ? { runtimeState: json(runtimeState) } : {}),
+        ...(adapterConfig !== undefined ? { adapterConfig: json(adapterConfig) } : {}),
+        updatedAt: now(),
+      })
+      .where('id', '=', id)
+    if (opts.whenStatus) q = q.where('status', 'in', opts.whenStatus)
     const row = await guardUnique(
-      this.db()
-        .updateTable('agents')
-        .set({
-          ...plain,
-          ...(permissions !== undefined ? { permissions: json(permissions) } : {}),
-          ...(runtimeState !== undefined ? { runtimeState: json(runtimeState) } : {}),
-          ...(adapterConfig !== undefined ? { adapterConfig: json(adapterConfig) } : {}),
-          updatedAt: now(),
-        })
-        .where('id', '=', id)
+      q
         .returningAll()
         .executeTakeFirst(),
     )
