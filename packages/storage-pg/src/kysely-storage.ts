@@ -77,7 +77,13 @@ export class KyselyStorage implements Storage {
   readonly name: string
   readonly dataDir: string | undefined
   readonly db: Db
-  private readonly current = new AsyncLocalStorage<Transaction<Database>>()
+  /**
+   * The open transaction of the current async context. Work started inside a transaction (a timer,
+   * an event handler, a promise nobody awaits) inherits the context and may run after the commit:
+   * a scope that ended (`open: false`) is never joined, so such work runs on the pool by itself
+   * instead of failing on, or writing into, a transaction that is over.
+   */
+  private readonly current = new AsyncLocalStorage<{ trx: Transaction<Database>; open: boolean }>()
   private readonly session: StorageSession
   private readonly onClose: (() => Promise<void>) | undefined
   private closed = false
@@ -91,7 +97,7 @@ export class KyselyStorage implements Storage {
     this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] })
     this.onClose = options.onClose
     if (options.poolStats) this.poolStats = options.poolStats
-    this.session = createSession(() => this.current.getStore() ?? this.db)
+    this.session = createSession(() => this.openTransaction() ?? this.db)
   }
 
   get squads() { return this.session.squads }
@@ -126,9 +132,21 @@ export class KyselyStorage implements Storage {
     if (error) throw new Error(`slaw migrations failed${failed ? ` at ${failed.migrationName}` : ''}: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
   }
 
+  private openTransaction(): Transaction<Database> | undefined {
+    const scope = this.current.getStore()
+    return scope?.open ? scope.trx : undefined
+  }
+
   async transaction<T>(fn: (tx: StorageSession) => Promise<T>): Promise<T> {
-    if (this.current.getStore()) return fn(this.session)
-    return this.db.transaction().execute((trx) => this.current.run(trx, () => fn(this.session)))
+    if (this.openTransaction()) return fn(this.session)
+    return this.db.transaction().execute(async (trx) => {
+      const scope = { trx, open: true }
+      try {
+        return await this.current.run(scope, () => fn(this.session))
+      } finally {
+        scope.open = false
+      }
+    })
   }
 
   async ping(): Promise<void> {

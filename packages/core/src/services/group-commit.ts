@@ -1,3 +1,5 @@
+import { detached } from './detached.js'
+
 /**
  * Group commit: writes submitted while one batch is being committed wait and go together in the
  * next one, so under concurrency N requests cost one transaction instead of N. The first write of a
@@ -39,7 +41,8 @@ export class GroupCommit<T, R> {
   private schedule(): void {
     if (this.scheduled || this.inFlight >= this.lanes || !this.pending.length) return
     this.scheduled = true
-    setImmediate(() => {
+    // Detached: a batch is nobody's transaction, whatever context its first writer came from.
+    setImmediate(detached(() => {
       this.scheduled = false
       while (this.inFlight < this.lanes && this.pending.length) {
         const batch = this.pending.splice(0, this.maxBatch)
@@ -49,7 +52,7 @@ export class GroupCommit<T, R> {
           this.schedule()
         })
       }
-    })
+    }))
   }
 
   private async run(batch: Array<{ item: T; resolve: (r: R) => void; reject: (e: unknown) => void }>): Promise<void> {

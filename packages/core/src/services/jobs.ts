@@ -1,3 +1,4 @@
+import { detached } from './detached.js'
 import { isSlawError } from '../errors.js'
 import type { Job } from '../records.js'
 import type { ServiceContext } from './context.js'
@@ -164,9 +165,10 @@ export class JobRunner {
 
   private schedule(ms: number): void {
     if (this.timer) clearTimeout(this.timer)
-    this.timer = setTimeout(() => {
+    // Detached: kick() is often called inside a request's transaction, whose context a timer would inherit.
+    this.timer = setTimeout(detached(() => {
       this.ticking = this.tick().finally(() => (this.ticking = undefined))
-    }, ms)
+    }), ms)
     this.timer.unref()
   }
 
@@ -195,14 +197,14 @@ export class JobRunner {
     const controller = new AbortController()
     this.controllers.add(controller)
     // The lease heartbeat: a third of the lease, so two missed renewals still leave time.
-    const heartbeat = setInterval(() => {
+    const heartbeat = setInterval(detached(() => {
       this.ctx.storage.jobs
         .renew(job.id, this.nodeId, this.leaseMs, this.ctx.now())
         .then((held) => {
           if (!held) controller.abort(new Error('the job lease was lost'))
         })
         .catch((err) => this.ctx.log.warn({ err, jobId: job.id }, 'job lease renewal failed'))
-    }, Math.max(10, Math.floor(this.leaseMs / 3)))
+    }), Math.max(10, Math.floor(this.leaseMs / 3)))
     heartbeat.unref()
     const p = (async () => {
       const handler = this.handlers.get(job.kind)!
@@ -248,7 +250,7 @@ export class JobRunner {
   private complete(id: string, result: Record<string, unknown> | null): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ id, result, done: (err) => (err ? reject(err) : resolve()) })
-      if (this.pending.length === 1) setImmediate(() => void this.flush())
+      if (this.pending.length === 1) setImmediate(detached(() => void this.flush()))
     })
   }
 
