@@ -34,6 +34,14 @@ async function freshDb(name) {
   return u.toString()
 }
 
+// Forked nodes die with this script, also when it is interrupted or killed by a timeout: an
+// orphan would go on claiming jobs in the next run's database of the same name.
+const children = new Set()
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL')
+})
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130))
+
 function startNode(url) {
   return new Promise((resolve, reject) => {
     const child = fork(join(root, 'bench/routines-node.mjs'), [], {
@@ -42,6 +50,8 @@ function startNode(url) {
       env: { ...process.env, DATABASE_URL: url, PORT: '0', SVC_OPERATOR_KEY: operatorKey, SVC_MASTER_KEY: masterKey },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     })
+    children.add(child)
+    child.once('exit', () => children.delete(child))
     child.once('message', (m) => resolve({ child, base: m.address, stop: () => stop(child) }))
     child.once('exit', (code) => reject(new Error(`node exited ${code}`)))
   })
