@@ -10,24 +10,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import postgres from 'postgres'
-import { api, load, machine, operatorKey, root, rssMb, startBare, startSlaw, waitHealthy } from './lib.mjs'
+import { api, load, machine, operatorKey, root, rssMb, startBare, startSlaw, waitHealthy, adminUrl, freshDb } from './lib.mjs'
 import { bumpCounterSql, seedIssuesSql } from './seed.mjs'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
 
-const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const duration = Number(process.env.BENCH_DURATION ?? 10)
 const results = { machine: machine(), date: new Date().toISOString(), duration, runs: {} }
 const log = (...a) => console.log('[bench]', ...a)
-
-async function freshDb(name) {
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
-  await admin.unsafe(`drop database if exists ${name} with (force)`)
-  await admin.unsafe(`create database ${name}`)
-  await admin.end()
-  const u = new URL(adminUrl)
-  u.pathname = `/${name}`
-  return u.toString()
-}
 
 /** A squad with one agent (with a key) and `inbox` issues assigned to it, through the API. */
 async function seedBasics(base, inbox = 50) {

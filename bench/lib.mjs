@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
+import postgres from 'postgres'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import os from 'node:os'
@@ -79,4 +80,18 @@ export async function api(base, method, path, body, token = operatorKey) {
   const text = await res.text()
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`)
   return JSON.parse(text)
+}
+
+/** The admin URL the benchmarks create their databases with (BENCH_PG_URL). */
+export const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+/** Drops and creates database `name` on the admin URL's server; returns its URL. */
+export async function freshDb(name, base = adminUrl) {
+  const admin = postgres(base, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`drop database if exists ${name} with (force)`)
+  await admin.unsafe(`create database ${name}`)
+  await admin.end()
+  const u = new URL(base)
+  u.pathname = `/${name}`
+  return u.toString()
 }

@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import postgres from 'postgres'
-import { api, machine, operatorKey, root, stop, waitHealthy } from './lib.mjs'
+import { api, machine, operatorKey, root, stop, waitHealthy, freshDb } from './lib.mjs'
 
 const self = fileURLToPath(import.meta.url)
 const adminKey = 'bench-tower-admin-key'
@@ -69,16 +69,6 @@ async function main() {
   const rounds = Number(process.env.BENCH_ROUNDS ?? 8)
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 4)
   const log = (...a) => console.log('[bench]', ...a)
-
-  async function freshDb(name) {
-    const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
-    await admin.unsafe(`drop database if exists ${name} with (force)`)
-    await admin.unsafe(`create database ${name}`)
-    await admin.end()
-    const u = new URL(adminUrl)
-    u.pathname = `/${name}`
-    return u.toString()
-  }
 
   function start(args, port, niceness = 0) {
     const argv = [process.execPath, '--import', 'tsx', '--conditions=slaw-source', self, ...args, `--port=${port}`]

@@ -15,24 +15,13 @@ import { fork } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import postgres from 'postgres'
-import { api, load, machine, operatorKey, root, stop } from './lib.mjs'
+import { api, load, machine, operatorKey, root, stop, adminUrl, freshDb } from './lib.mjs'
 
-const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const duration = Number(process.env.BENCH_DURATION ?? 10)
 const schedules = Number(process.env.BENCH_SCHEDULES ?? 10_000)
 const masterKey = 'a'.repeat(64)
 const log = (...a) => console.log('[bench]', ...a)
 const results = { machine: machine(), date: new Date().toISOString(), duration, schedules }
-
-async function freshDb(name) {
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
-  await admin.unsafe(`drop database if exists ${name} with (force)`)
-  await admin.unsafe(`create database ${name}`)
-  await admin.end()
-  const u = new URL(adminUrl)
-  u.pathname = `/${name}`
-  return u.toString()
-}
 
 // Forked nodes die with this script, also when it is interrupted or killed by a timeout: an
 // orphan would go on claiming jobs in the next run's database of the same name.
