@@ -6,7 +6,7 @@ import type { Storage } from '@slaw/core'
 import { KyselyStorage } from './kysely-storage.js'
 import { migrationFingerprint } from './migrations/index.js'
 import { PGliteDialect } from './pglite-dialect.js'
-import { isEmptyDir, loadPgliteTemplate, type PgliteTemplate } from './pglite-template.js'
+import { copyPgliteTemplate, isEmptyDir, loadPgliteTemplate, pgliteTemplateDir, type PgliteTemplate } from './pglite-template.js'
 
 export interface PgliteStorageOptions {
   /** A directory for the data, or `memory://` to keep everything in memory. Default `./.slaw`. */
@@ -50,12 +50,19 @@ export async function pgliteStorage(options: PgliteStorageOptions = {}): Promise
   if (options.client) return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(options.client) })
   const dataDir = options.dataDir ?? './.slaw'
   const memory = dataDir === 'memory://'
-  const fresh = memory || (await isEmptyDir(join(dataDir, 'pgdata')))
+  const pgdata = join(dataDir, 'pgdata')
   const extra = options.pglite ?? {}
-  const loadDataDir = fresh ? await loadPgliteTemplate(options.templateDir ?? join(tmpdir(), 'slaw-pglite'), storageTemplate(extra)) : undefined
-  if (!memory) await mkdir(join(dataDir, 'pgdata'), { recursive: true })
+  const templateDir = options.templateDir ?? join(tmpdir(), 'slaw-pglite')
+  let loadDataDir: Blob | undefined
+  // A fresh database is a copy of the cached template: loaded into memory from its tarball, or on
+  // disk copied from its data directory.
+  if (memory) loadDataDir = await loadPgliteTemplate(templateDir, storageTemplate(extra))
+  else if (await isEmptyDir(pgdata)) {
+    await mkdir(dataDir, { recursive: true })
+    await copyPgliteTemplate(await pgliteTemplateDir(templateDir, storageTemplate(extra)), pgdata)
+  }
   const pg = new PGlite({
-    ...(memory ? {} : { dataDir: join(dataDir, 'pgdata') }),
+    ...(memory ? {} : { dataDir: pgdata }),
     ...(loadDataDir ? { loadDataDir } : {}),
     parsers,
     postgresqlconf,

@@ -2,4 +2,4 @@
 // neither installs PGlite (an optional peer dependency) nor type-checks its declarations.
 export { pgliteStorage, type PgliteStorageOptions } from './pglite-storage.js'
 export { PGliteDialect } from './pglite-dialect.js'
-export { loadPgliteTemplate, pgliteTemplateFile, isEmptyDir, type PgliteTemplate } from './pglite-template.js'
+export { loadPgliteTemplate, pgliteTemplateFile, pgliteTemplateDir, copyPgliteTemplate, isEmptyDir, type PgliteTemplate } from './pglite-template.js'

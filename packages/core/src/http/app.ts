@@ -9,6 +9,7 @@ import type { SlawMetrics } from './metrics.js'
 import { authPlugin } from './auth.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js'
 import { validatorCompiler } from './validation.js'
+import { lazySerializerFactory } from './serialization.js'
 import { installJsonBodyParser } from './json-body.js'
 import { healthRoutes } from '../routes/health.js'
 import { openapiRoutes } from '../routes/openapi.js'
@@ -66,6 +67,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     logController: new AccessLog(),
     frameworkErrors,
     clientErrorHandler,
+    // Response serializers are compiled on first use (validators too: validation.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance
 
   app.setValidatorCompiler(validatorCompiler())

@@ -21,31 +21,43 @@ function makeAjv(coerce: boolean) {
   return ajv
 }
 
+/**
+ * The route validators. Each is compiled the first time its route is called, not at start: most of
+ * the API's ~150 schemas are not needed in the first seconds of an instance (or ever, by one user),
+ * and compiling them all took about half of the start (docs/startup-and-memory.md). The two Ajv
+ * instances are made on first use too. test/schemas-compile.test.ts compiles every route's schemas,
+ * so a schema Ajv refuses still fails the tests rather than a first request.
+ */
 export function validatorCompiler(): FastifySchemaCompiler<unknown> {
-  const strict = makeAjv(false)
-  const coercing = makeAjv(true)
-  return ({ schema, httpPart }) => withoutNul((httpPart === 'body' ? strict : coercing).compile(schema as object))
+  let strict: Ajv | undefined
+  let coercing: Ajv | undefined
+  return ({ schema, httpPart }) =>
+    withoutNul(() => (httpPart === 'body' ? (strict ??= makeAjv(false)) : (coercing ??= makeAjv(true))).compile(schema as object))
 }
 
 type Validate = ValidateFunction<unknown>
 
 /**
  * PostgreSQL text and jsonb cannot hold U+0000, so a NUL anywhere in the input (a value or a key, at
- * any depth) is refused as invalid input here, before it can reach storage as a 500.
+ * any depth) is refused as invalid input here, before it can reach storage as a 500. `compile` makes
+ * the Ajv validator, on the first input that needs it.
  */
-function withoutNul(validate: Validate): Validate {
+function withoutNul(compile: () => Validate): Validate {
+  let validate: Validate | undefined
   const wrapped = ((data: unknown, ctx?: Parameters<Validate>[1]) => {
     const at = nulPath(data)
     if (at !== undefined) {
       wrapped.errors = [{ instancePath: at, schemaPath: '#', keyword: 'nul', message: 'must not contain the NUL character (U+0000)', params: {} }]
       return false
     }
+    validate ??= compile()
     const ok = validate(data, ctx)
     wrapped.errors = validate.errors ?? null
     return ok
   }) as Validate
-  // Fastify passes the parent object to Ajv functions (so a root value can be coerced): keep that.
-  Object.assign(wrapped, { schema: validate.schema, schemaEnv: validate.schemaEnv })
+  // Fastify passes the parent object (so that a root value can be coerced) to a function that has a
+  // schemaEnv, as every Ajv function has; the real one is made later, so say so now.
+  Object.assign(wrapped, { schemaEnv: true })
   return wrapped
 }
 

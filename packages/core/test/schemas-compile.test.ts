@@ -1,0 +1,83 @@
+import t from 'tap'
+import Fastify, { type RouteOptions } from 'fastify'
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
+import { routePlugins } from '../src/http/app.js'
+import { validatorCompiler } from '../src/http/validation.js'
+import { lazySerializerFactory } from '../src/http/serialization.js'
+import { healthRoutes } from '../src/routes/health.js'
+import { openapiRoutes } from '../src/routes/openapi.js'
+import { ErrorBody } from '../src/schemas/common.js'
+
+// The app compiles route validators and response serializers on first use (startup time). This
+// compiles every one of them here, so that a schema Ajv or fast-json-stringify refuses fails a test
+// instead of the first request to its route.
+
+type Schemas = { body?: unknown; querystring?: unknown; params?: unknown; headers?: unknown; response?: Record<string, unknown> }
+
+async function everyRoute(): Promise<RouteOptions[]> {
+  const app = Fastify()
+  const routes: RouteOptions[] = []
+  app.addHook('onRoute', (route) => {
+    routes.push(route)
+  })
+  app.decorate('slaw', { services: {} as never })
+  app.decorate('swagger', (() => ({})) as never)
+  app.addSchema(ErrorBody)
+  await app.register(healthRoutes, { state: () => 'ready' })
+  await app.register(openapiRoutes)
+  for (const plugin of routePlugins) await app.register(plugin)
+  await app.ready()
+  await app.close()
+  return routes
+}
+
+t.test('every route validator compiles', async (t) => {
+  const routes = await everyRoute()
+  t.ok(routes.length > 100, `${routes.length} routes`)
+  const compile = validatorCompiler()
+  const refused: string[] = []
+  let n = 0
+  for (const route of routes) {
+    const schema = (route.schema ?? {}) as Schemas
+    for (const httpPart of ['body', 'querystring', 'params', 'headers'] as const) {
+      if (schema[httpPart] === undefined) continue
+      const validate = compile({ schema: schema[httpPart] as object, httpPart, method: route.method as string, url: route.url }) as (data: unknown, ctx: unknown) => unknown
+      // The first call compiles (and throws if Ajv refuses the schema).
+      try {
+        validate({}, { parentData: { [httpPart]: {} }, parentDataProperty: httpPart })
+      } catch (err) {
+        refused.push(`${route.method} ${route.url} ${httpPart}: ${(err as Error).message}`)
+      }
+      n++
+    }
+  }
+  t.same(refused, [], 'Ajv compiles every schema')
+  t.ok(n > 100, `${n} validators`)
+})
+
+t.test('every response serializer compiles, eagerly and lazily', async (t) => {
+  const routes = await everyRoute()
+  const externalSchemas = { [ErrorBody.$id as string]: ErrorBody }
+  const eager = SerializerSelector()(externalSchemas, {})
+  const lazy = lazySerializerFactory(externalSchemas, {})
+  const refused: string[] = []
+  let n = 0
+  for (const route of routes) {
+    for (const [httpStatus, schema] of Object.entries((route.schema as Schemas | undefined)?.response ?? {})) {
+      const def = { schema, method: String(route.method), url: route.url, httpStatus }
+      try {
+        eager(def)
+      } catch (err) {
+        refused.push(`${route.method} ${route.url} ${httpStatus}: ${(err as Error).message}`)
+      }
+      n++
+    }
+  }
+  t.same(refused, [], 'fast-json-stringify compiles every schema')
+  t.ok(n > 200, `${n} serializers`)
+  // The lazy one serializes as the eager one does, once called.
+  const schema = { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'string' } } }
+  const def = { schema, method: 'GET', url: '/x', httpStatus: '200' }
+  const doc = { a: 1.7, b: 'x', c: 'dropped' }
+  t.equal(lazy(def)(doc), eager(def)(doc))
+})
