@@ -1,6 +1,6 @@
 import t from 'tap'
 import { eachBackend } from './helpers/instance.js'
-import { addIssue } from './helpers/fixtures.js'
+import { addIssue, outboxOnce } from './helpers/fixtures.js'
 import { runHarness, untilAborted } from './helpers/runs.js'
 
 const { adapter, clock, manual, reset, squadWithAgent, run, drain } = runHarness()
@@ -55,7 +55,7 @@ eachBackend(
     const dash = (await api.call('GET', `/api/squads/${s.squadId}/dashboard`)).body
     const days = dash.dashboard?.runActivity ?? dash.runActivity
     t.equal(days.reduce((n: number, d: any) => n + d.failed, 0), 1, 'timed_out counts as failed')
-    const facts = await api.instance.storage.outbox.readAfter('0', 1000)
+    const facts = await outboxOnce(api.instance.storage, (rows) => rows.some((f) => f.entityId === hung.id && f.payload.status !== 'running' && f.payload.status !== 'queued'))
     t.equal(facts.filter((f) => f.entityId === hung.id).pop()!.payload.status, 'failed', 'timed_out is sent to the tower as failed')
 
     // A node that died mid-run: its lease runs out, the job is claimed again, the run ends node_lost.

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { processAdapter } from '@slaw/adapters'
 import { eachBackend } from './helpers/instance.js'
 import { finished } from './helpers/runs.js'
+import { outboxOnce } from './helpers/fixtures.js'
 
 const script = fileURLToPath(new URL('./helpers/agent-script.mjs', import.meta.url))
 
@@ -62,7 +63,7 @@ eachBackend(
     const dash = (await api.call('GET', `/api/squads/${squad.id}/dashboard`)).body
     const today = dash.dashboard?.runActivity ?? dash.runActivity
     t.equal(today[today.length - 1].succeeded, 1, 'runActivity counts the run today')
-    const facts = await api.instance.storage.outbox.readAfter('0', 1000)
+    const facts = await outboxOnce(api.instance.storage, (rows) => rows.some((f) => f.entityType === 'run_event' && f.entityId === run.id && f.payload.status === 'succeeded') && rows.some((f) => f.entityType === 'cost_event'))
     const runFacts = facts.filter((f) => f.entityType === 'run_event' && f.entityId === run.id)
     t.ok(runFacts.length >= 2, 'run_event facts for queued/running/succeeded')
     const last = runFacts[runFacts.length - 1]!.payload
