@@ -1,7 +1,7 @@
 import { ConfigError, readStartConfig } from './config.js'
-import { StartError, startInstance } from './start.js'
-import { startTowerFromEnv } from '@slaw/tower'
-import { secretsCommand } from './secrets.js'
+
+// Each command loads what it runs, when it runs: `slaw start` never loads the tower (or the other
+// way round), and the start itself loads its storage while the rest loads (start.ts).
 
 const usage = `Usage: slaw <command> [options]
 
@@ -53,6 +53,7 @@ async function start(argv: string[]): Promise<number | undefined> {
     }
     throw err
   }
+  const { StartError, startInstance } = await import('./start.js')
   let started
   try {
     started = await startInstance(config)
@@ -98,6 +99,7 @@ function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<unknown>): void 
 }
 
 async function secrets(argv: string[]): Promise<number> {
+  const { secretsCommand } = await import('./secrets.js')
   try {
     return await secretsCommand(argv, process.env, (line) => process.stdout.write(`${line}\n`))
   } catch (err) {
@@ -114,6 +116,7 @@ async function tower(argv: string[]): Promise<number | undefined> {
     process.stderr.write(`slaw tower: takes no arguments; configure it with the environment (see slaw help)\n`)
     return 2
   }
+  const { startTowerFromEnv } = await import('@slaw/tower')
   const started = await startTowerFromEnv(process.env)
   process.stderr.write(`slaw tower: serving ingest v1 at ${started.address}/api/ingest/v1\n`)
   onStopSignal(() => started.close())

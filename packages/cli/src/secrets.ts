@@ -3,8 +3,6 @@ import { readFile, rename, writeFile, chmod } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { MasterKey, masterKeyFileName, rotateMasterKey, type Storage } from '@slaw/core'
-import { pgStorage } from '@slaw/storage-pg'
-import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { ConfigError } from './config.js'
 
 export const secretsUsage = `Usage: slaw secrets rotate-master-key --from-env OLD_VAR --to-env NEW_VAR [--data-dir DIR]
@@ -44,7 +42,10 @@ export async function secretsCommand(argv: string[], env: NodeJS.ProcessEnv, pri
   const to = keyFromEnv('--to-env', values['to-env'], env)
   const dataDir = values['data-dir'] ?? env.SVC_DATA_DIR ?? './.slaw'
   if (!env.DATABASE_URL && dataDir === 'memory://') throw new ConfigError('nothing to rotate in memory:// storage')
-  const storage: Storage = env.DATABASE_URL ? pgStorage({ url: env.DATABASE_URL }) : await pgliteStorage({ dataDir })
+  // The storage this command uses, and only it, is loaded.
+  const storage: Storage = env.DATABASE_URL
+    ? (await import('@slaw/storage-pg')).pgStorage({ url: env.DATABASE_URL })
+    : await (await import('@slaw/storage-pg/pglite')).pgliteStorage({ dataDir })
   try {
     await storage.migrate()
     const report = await rotateMasterKey(storage, from, to)

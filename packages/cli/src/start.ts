@@ -1,31 +1,53 @@
-import { createInstance, LockUnavailableError, StorageUnavailableError, runOptionsFromEnv, type InstanceOptions, type SlawInstance, type Storage } from '@slaw/core'
-import { pgStorage } from '@slaw/storage-pg'
-import { pgliteStorage } from '@slaw/storage-pg/pglite'
-import { redisLocks } from '@slaw/lock-redis'
+import type { InstanceOptions, SlawInstance, Storage } from '@slaw/core'
 import { installedSecretProviders } from './secret-providers.js'
-import { httpAdapter, processAdapter } from '@slaw/adapters'
-import { towerClient } from '@slaw/tower-client'
 import { towerClientOptions, type StartConfig } from './config.js'
-import { masterKeyFile } from './secrets.js'
+import { join } from 'node:path'
+
+/**
+ * The storage of a config, opened. Started first and awaited last: PGlite reads its WebAssembly and
+ * data, and compiles, while the rest of slaw loads. Only the storage in use is loaded.
+ */
+async function openStorage(config: StartConfig): Promise<Storage> {
+  if (config.databaseUrl) return (await import('@slaw/storage-pg')).pgStorage({ url: config.databaseUrl })
+  return (await import('@slaw/storage-pg/pglite')).pgliteStorage({ dataDir: config.dataDir })
+}
 
 /** Assembles an instance from a config: PostgreSQL or PGlite, Redis or in-process locks, the shipped adapters. */
 export async function startInstance(config: StartConfig, options: { print?: (line: string) => void } = {}): Promise<{ instance: SlawInstance; address: string }> {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`))
-  const storage: Storage = config.databaseUrl ? pgStorage({ url: config.databaseUrl }) : await pgliteStorage({ dataDir: config.dataDir })
-  const locks = config.redisUrl ? redisLocks({ url: config.redisUrl }) : undefined
+  const opening = openStorage(config)
+  // Failing while the rest loads is reported below, when the storage is awaited; not as unhandled.
+  opening.catch(() => undefined)
+  let loaded
+  try {
+    loaded = await Promise.all([
+      import('@slaw/core'),
+      import('@slaw/adapters'),
+      import('@slaw/tower-client'),
+      // Vault, AWS and GCP secret providers, those of them that are installed.
+      installedSecretProviders(),
+      config.redisUrl ? import('@slaw/lock-redis') : undefined,
+    ])
+  } catch (err) {
+    await opening.then((storage) => storage.close()).catch(() => undefined)
+    throw err
+  }
+  const [core, { httpAdapter, processAdapter }, { towerClient }, secretProviders, lockRedis] = loaded
+  const storage = await opening
+  const locks = config.redisUrl && lockRedis ? lockRedis.redisLocks({ url: config.redisUrl }) : undefined
   const instanceOptions: InstanceOptions = {
     storage,
     ...(locks ? { locks } : {}),
     adapters: [processAdapter(), httpAdapter()],
-    // Vault, AWS and GCP secret providers, those of them that are installed.
-    secretProviders: await installedSecretProviders(),
+    secretProviders,
     // Always a tower client: without SVC_TOWER_URL it stays disconnected until an Operator connects it.
     tower: towerClient(towerClientOptions(config.tower)),
     logger: { level: config.logLevel },
     // SVC_MASTER_KEY, else a key generated once into the data dir (0600); memory:// keeps a per-process key.
-    ...(config.masterKey ? { masterKey: config.masterKey } : masterKeyFile(config.dataDir) ? { masterKey: { file: masterKeyFile(config.dataDir)! } } : {}),
+    // (secrets.ts's masterKeyFile(), inlined: importing that module would load @slaw/core before the storage starts.)
+    ...(config.masterKey ? { masterKey: config.masterKey } : config.dataDir !== 'memory://' ? { masterKey: { file: join(config.dataDir, core.masterKeyFileName) } } : {}),
     ...(config.metricsPort !== undefined ? { metrics: { port: config.metricsPort, host: config.metricsHost } } : {}),
-    runs: runOptionsFromEnv(process.env),
+    runs: core.runOptionsFromEnv(process.env),
     ...(process.env.SVC_PUBLIC_URL ? { publicUrl: process.env.SVC_PUBLIC_URL } : {}),
     ...(config.operatorKey ? { operatorKey: config.operatorKey } : {}),
     onOperatorKeyCreated: (token) => {
@@ -39,21 +61,21 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
   }
   let instance: SlawInstance
   try {
-    instance = await createInstance(instanceOptions)
+    instance = await core.createInstance(instanceOptions)
   } catch (err) {
     // A failed start closes everything it opened (the Redis client, the pool), so the process ends
     // instead of hanging on a reconnecting client.
     await instanceOptions.tower?.close().catch(() => undefined)
     await locks?.close().catch(() => undefined)
     await storage.close().catch(() => undefined)
-    throw new StartError(startFailure(err, config), { cause: err })
+    throw new StartError(startFailure(err, config, core), { cause: err })
   }
   try {
     const address = await instance.listen({ port: config.port, host: config.host })
     return { instance, address }
   } catch (err) {
     await instance.close().catch(() => undefined)
-    throw new StartError(startFailure(err, config), { cause: err })
+    throw new StartError(startFailure(err, config, core), { cause: err })
   }
 }
 
@@ -65,7 +87,7 @@ export class StartError extends Error {
   }
 }
 
-function startFailure(err: unknown, config: StartConfig): string {
+function startFailure(err: unknown, config: StartConfig, { LockUnavailableError, StorageUnavailableError }: typeof import('@slaw/core')): string {
   const e = err as { code?: string; message?: string }
   if (e?.code === 'EADDRINUSE') return `port ${config.port} on ${config.host} is already in use (choose another with PORT or --port)`
   if (e?.code === 'EACCES') return `no permission to listen on port ${config.port} on ${config.host}`
