@@ -37,14 +37,55 @@ if (!redis) console.log('  Redis suites SKIPPED: SLAW_TEST_REDIS_URL is not set 
 
 const tap = spawn(process.execPath, [join(root, 'node_modules/tap/dist/esm/run.mjs'), '--reporter=tap', ...files], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
 let tail = ''
+// Failures are collected as they stream by (with the names of the subtests around them and their
+// diagnostics) and printed again at the end: in a CI log of ten thousand lines, the one that
+// failed must not need a search.
+const failures = []
+const open = [] // [indent, subtest name]
+let pending = ''
+let diag = null
+const onLine = (line) => {
+  if (diag) {
+    // The YAML block right after a "not ok" holds its diagnostics: from "---" to "...".
+    if (!diag.lines.length && !/^\s*---\s*$/.test(line)) diag = null
+    else if (/^\s*\.\.\.\s*$/.test(line)) diag = null
+    else return void diag.lines.push(line)
+  }
+  const subtest = /^(\s*)# Subtest: (.*)$/.exec(line)
+  if (subtest) {
+    const indent = subtest[1].length
+    while (open.length && open[open.length - 1][0] >= indent) open.pop()
+    open.push([indent, subtest[2]])
+    return
+  }
+  const notOk = /^(\s*)not ok \d+ - (.*)$/.exec(line)
+  if (notOk && !/# (TODO|SKIP)/i.test(line)) {
+    const indent = notOk[1].length
+    const path = open.filter(([i]) => i < indent).map(([, name]) => name)
+    diag = { title: [...path, notOk[2].replace(/ # time=\S+$/, '')].join(' > '), lines: [] }
+    failures.push(diag)
+  }
+}
 tap.stdout.on('data', (chunk) => {
   process.stdout.write(chunk)
-  tail = (tail + chunk.toString()).slice(-4000)
+  const text = chunk.toString()
+  tail = (tail + text).slice(-4000)
+  const lines = (pending + text).split('\n')
+  pending = lines.pop() ?? ''
+  for (const line of lines) onLine(line)
 })
 tap.on('close', (code) => {
   const summary = /# \{ (total: \d+[^}]*) \}/.exec(tail)?.[1] ?? ''
   const count = (k) => Number(new RegExp(`${k}: (\\d+)`).exec(summary)?.[1] ?? 0)
-  const failed = count('fail') + count('todo') * 0
-  console.log(`\n${count('pass')} passed, ${failed} failed, ${count('skip')} skipped`)
+  // A parent fails because its child did: report the innermost failures only.
+  const innermost = failures.filter((f) => !failures.some((g) => g !== f && g.title.startsWith(`${f.title} > `)))
+  if (innermost.length) {
+    console.log(`\nFailed (${innermost.length}):`)
+    for (const f of innermost) {
+      console.log(`  not ok: ${f.title}`)
+      for (const l of f.lines.slice(1, 30)) console.log(`    ${l.trim()}`)
+    }
+  }
+  console.log(`\n${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped`)
   process.exit(code ?? 1)
 })
