@@ -130,6 +130,11 @@ export interface SquadRepository {
    * share lock and deadlocks.
    */
   get(id: string, opts?: { lock?: SquadRowLock }): Promise<Squad | undefined>
+  /**
+   * The squad of an issue, found by the issue's id: a read that needs no answer from another one,
+   * so a write (checkout) sends it together with the issue's own read.
+   */
+  getOfIssue(issueId: string): Promise<Squad | undefined>
   list(filter?: { ids?: string[] }): Promise<Squad[]>
   /** Prefixes already taken, among the candidates given. */
   takenPrefixes(candidates: string[]): Promise<string[]>

@@ -403,9 +403,13 @@ export class IssueService {
     if (!isUuid(id)) throw notFound('Issue')
     return this.ctx.locks.withLock(`slaw:checkout:${id.toLowerCase()}`, checkoutLockTtlMs, () =>
       this.ctx.storage.transaction(async (tx) => {
-        // The issue and the agent are read together (pipelined on one connection).
-        const [issue, agent] = await Promise.all([this.visible(tx, actor, id), isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined])
-        const squad = await this.squads.writable(tx, actor, issue.squadId)
+        // The issue, its squad and the agent are read together (pipelined on one connection).
+        const squadRow = tx.squads.getOfIssue(id)
+        const [issue, agent] = await Promise.all([this.visible(tx, actor, id), isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined, squadRow.catch(() => undefined)])
+        const squad = await this.squads.writableRow(actor, issue.squadId, async () => {
+          const row = await squadRow
+          return row?.id === issue.squadId ? row : tx.squads.get(issue.squadId)
+        })
         if (!agent || agent.squadId !== issue.squadId) throw notFound('Agent')
         if (!canTakeWork(agent)) throw new SlawError('agent_not_active', `The agent is ${agent.status}; it cannot check out work.`)
         if (issue.checkoutAgentId && issue.checkoutAgentId !== agent.id) throw new SlawError('issue_checked_out')
@@ -414,12 +418,15 @@ export class IssueService {
         if (!again && !allowed.includes(issue.status)) {
           throw new SlawError('invalid_state', `The issue is ${issue.status}; checkout expects one of: ${allowed.join(', ')}.`)
         }
-        // Guards read independent rows: pipelined, and the first refusal in registration order wins.
-        const verdicts = await Promise.allSettled(this.guards.map((guard) => guard(tx, { issue, agent, squad })))
+        // Guards read independent rows, and the conditional update does not depend on them: all are
+        // sent at once. A refusal throws, which rolls the update back with the transaction; the
+        // first refusal in registration order wins.
+        const update = again ? undefined : tx.issues.checkout({ id: issue.id, agentId: agent.id, allowedStatuses: allowed })
+        const [verdicts] = await Promise.all([Promise.allSettled(this.guards.map((guard) => guard(tx, { issue, agent, squad }))), update?.catch(() => undefined)])
         const refused = verdicts.find((v): v is PromiseRejectedResult => v.status === 'rejected')
         if (refused) throw refused.reason
-        if (again) return issue
-        const updated = await tx.issues.checkout({ id: issue.id, agentId: agent.id, allowedStatuses: allowed })
+        if (!update) return issue
+        const updated = await update
         if (!updated) {
           // The conditional update lost to a write that slipped past the lock: say which condition failed.
           const now = await tx.issues.get(issue.id)

@@ -131,6 +131,8 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     const released = await s.issues.release(i1.id, agents.find((x) => x.id !== winners[0]!.checkoutAgentId)!.id)
     t.equal(released, undefined, 'only the holder releases')
     t.equal((await s.issues.release(i1.id, winners[0]!.checkoutAgentId))?.checkoutAgentId, null)
+    t.equal((await s.squads.getOfIssue(i1.id))?.id, a.id, "an issue's squad is found by the issue's id")
+    t.equal(await s.squads.getOfIssue(uuidv7()), undefined, 'no squad for an unknown issue')
   })
 
   kit('the outbox is read in commit order and never shows rolled-back rows', async (t, s) => {

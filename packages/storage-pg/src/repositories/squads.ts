@@ -31,6 +31,15 @@ export class PgSquadRepository implements SquadRepository {
     return row && toSquad(row)
   }
 
+  async getOfIssue(issueId: string): Promise<Squad | undefined> {
+    const row = await this.db()
+      .selectFrom('squads')
+      .selectAll()
+      .where('id', '=', (eb) => eb.selectFrom('issues').select('issues.squadId').where('issues.id', '=', issueId))
+      .executeTakeFirst()
+    return row && toSquad(row)
+  }
+
   async list(filter: { ids?: string[] } = {}): Promise<Squad[]> {
     let q = this.db().selectFrom('squads').selectAll().orderBy('createdAt').orderBy('id')
     if (filter.ids) {
