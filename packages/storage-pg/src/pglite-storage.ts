@@ -43,11 +43,12 @@ function storageTemplate(extra: Partial<PGliteOptions>): PgliteTemplate {
 }
 
 /**
- * Embedded storage on PGlite (PostgreSQL in WebAssembly): nothing to install. A fresh database
- * (memory:// or an empty directory) starts from a cached, migrated template. One node only.
+ * The PGlite slaw opens for these options: a fresh database (memory:// or an empty directory) is a
+ * copy of the cached, migrated template, with slaw's parsers and lean settings. For a host that
+ * owns the client (`pgliteStorage({ client })`), e.g. to keep one PGlite for several storages in
+ * turn; `client` in the options is ignored here.
  */
-export async function pgliteStorage(options: PgliteStorageOptions = {}): Promise<Storage & { readonly db: KyselyStorage['db'] }> {
-  if (options.client) return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(options.client) })
+export async function openPglite(options: Omit<PgliteStorageOptions, 'client'> = {}): Promise<PGlite> {
   const dataDir = options.dataDir ?? './.slaw'
   const memory = dataDir === 'memory://'
   const pgdata = join(dataDir, 'pgdata')
@@ -69,5 +70,16 @@ export async function pgliteStorage(options: PgliteStorageOptions = {}): Promise
     ...extra,
   })
   await pg.waitReady
-  return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg), onClose: () => pg.close(), ...(memory ? {} : { dataDir }) })
+  return pg
+}
+
+/**
+ * Embedded storage on PGlite (PostgreSQL in WebAssembly): nothing to install. A fresh database
+ * (memory:// or an empty directory) starts from a cached, migrated template. One node only.
+ */
+export async function pgliteStorage(options: PgliteStorageOptions = {}): Promise<Storage & { readonly db: KyselyStorage['db'] }> {
+  if (options.client) return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(options.client) })
+  const dataDir = options.dataDir ?? './.slaw'
+  const pg = await openPglite(options)
+  return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg), onClose: () => pg.close(), ...(dataDir === 'memory://' ? {} : { dataDir }) })
 }

@@ -1,16 +1,17 @@
 import t from 'tap'
 import { storageContract } from '@slaw/core/testing'
 import { pgStorage } from '@slaw/storage-pg'
-import { pgliteStorage } from '@slaw/storage-pg/pglite'
-import { freshDatabase, testDatabaseUrl } from '../../core/test/helpers/backends.js'
+import { freshDatabase, pooledPgliteStorage, testDatabaseUrl } from '../../core/test/helpers/backends.js'
 
 t.test('PGlite', async (t) => {
-  storageContract(t, async () => ({ storage: await pgliteStorage({ dataDir: 'memory://' }) }))
+  // Pooled PGlite clients, emptied between kits: the kit still migrates each (idempotently).
+  storageContract(t, pooledPgliteStorage)
 })
 
 t.test('PostgreSQL', testDatabaseUrl ? {} : { skip: 'PostgreSQL suite skipped: set SLAW_TEST_DATABASE_URL to run it' }, async (t) => {
   storageContract(t, async () => {
-    const db = await freshDatabase()
+    // A copy of the migrated template (the template itself was built by running every migration).
+    const db = await freshDatabase({ migrated: true })
     return { storage: pgStorage({ url: db.url, max: 8 }), dispose: db.dispose }
   })
 })

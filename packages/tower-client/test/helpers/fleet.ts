@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import type { Test } from 'tap'
 import { createInstance, type SlawInstance, type Storage, type TowerClient } from '@slaw/core'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
+import { pooledPgliteStorage } from '../../../core/test/helpers/backends.js'
 import { createTower, type Tower, type TowerOptions } from '@slaw/tower'
 import { towerClient, type TowerClientOptions } from '@slaw/tower-client'
 
@@ -98,7 +99,9 @@ export interface TestInstance {
 
 /** An instance with a tower client, on PGlite (in memory, or in `dataDir` to survive a restart). */
 export async function startInstance(t: Test, client: TowerClientOptions, options: { dataDir?: string; storage?: Storage } = {}): Promise<TestInstance> {
-  const storage = options.storage ?? (await pgliteStorage({ dataDir: options.dataDir ?? 'memory://' }))
+  // In memory: a pooled PGlite (emptied for the next test when this one closes).
+  const pooled = !options.storage && !options.dataDir ? await pooledPgliteStorage() : undefined
+  const storage = options.storage ?? pooled?.storage ?? (await pgliteStorage({ dataDir: options.dataDir! }))
   const tower = towerClient({ ...fast, ...client })
   const instance = await createInstance({ storage, operatorKey: operatorToken, logger: false, tower, adapters: [{ type: 'process', wake: async () => ({ status: 'succeeded' }) }] })
   await instance.ready()
@@ -107,6 +110,7 @@ export async function startInstance(t: Test, client: TowerClientOptions, options
     if (closed) return
     closed = true
     await instance.close()
+    await pooled?.dispose()
   }
   t.teardown(close)
   const call = async (method: string, url: string, body?: unknown, token: string | null = operatorToken) => {
