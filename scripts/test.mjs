@@ -2,8 +2,8 @@
 // `npm test`: every package's tap suite in one run. Suites that need PostgreSQL or Redis run when
 // SLAW_TEST_DATABASE_URL / SLAW_TEST_REDIS_URL are set (.ci/run sets both) and are skipped, with a
 // plain message, when they are not. Ends with one "N passed, N failed, N skipped" line.
-import { spawn } from 'node:child_process'
-import { readdirSync, statSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -34,6 +34,17 @@ const redis = process.env.SLAW_TEST_REDIS_URL
 console.log(`slaw tests: ${files.length} files; storage suites on PGlite${pg ? ' and PostgreSQL' : ''}.`)
 if (!pg) console.log('  PostgreSQL suites SKIPPED: SLAW_TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test).')
 if (!redis) console.log('  Redis suites SKIPPED: SLAW_TEST_REDIS_URL is not set (e.g. redis://127.0.0.1:6379).')
+
+// tap builds its test class from the plugin list in .taprc, which leaves out @tapjs/typescript
+// (ts-node in every test process: tsx runs our TypeScript). A fresh install holds tap's default
+// build, and tap rebuilds only at the start of a run, after it chose the loaders for that run's test
+// processes: the whole first run would load ts-node in every file. Build first when it is due.
+const built = join(root, 'node_modules/@tapjs/test/test-built/dist/esm/index.js')
+if (!existsSync(built) || /^@tapjs\/typescript$/m.test(readFileSync(built, 'utf8'))) {
+  console.log('Building tap for the plugins in .taprc (once after an install).')
+  const build = spawnSync(process.execPath, [join(root, 'node_modules/tap/dist/esm/run.mjs'), 'build'], { cwd: root, stdio: 'inherit' })
+  if (build.status !== 0) process.exit(build.status ?? 1)
+}
 
 const tap = spawn(process.execPath, [join(root, 'node_modules/tap/dist/esm/run.mjs'), '--reporter=tap', ...files], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
 let tail = ''
