@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, openAsBlob } from 'node:fs'
 import { cp, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -82,16 +82,20 @@ export async function pgliteTemplateDir(dir: string, template: PgliteTemplate): 
   return target
 }
 
-/** The template as a tarball for PGlite's `loadDataDir`, from the cache in `dir` or made (and cached) now. */
+/**
+ * The template as a tarball for PGlite's `loadDataDir`, from the cache in `dir` or made (and cached)
+ * now. The Blob is backed by the file, not by memory: PGlite keeps its options (this Blob with
+ * them) for its whole life, and a copy in memory would hold the template's 40 MB as long.
+ */
 export async function loadPgliteTemplate(dir: string, template: PgliteTemplate): Promise<Blob> {
   const file = await pgliteTemplateFile(dir, template)
-  if (existsSync(file)) return new Blob([await readFile(file)])
+  if (existsSync(file)) return openAsBlob(file)
   const bytes = await tarDirectory(await pgliteTemplateDir(dir, template))
   // Write then rename: concurrent writers never leave a torn file behind.
   const tmp = `${file}.${process.pid}.${Date.now()}.tmp`
   await writeFile(tmp, bytes)
   await rename(tmp, file)
-  return new Blob([bytes])
+  return openAsBlob(file)
 }
 
 /**
