@@ -376,16 +376,8 @@ export class SkillService implements TowerSkillsHook {
 
 // Drafts: validated content ready to store --------------------------------------------------------
 
-interface Draft {
-  key: string
-  name: string
-  description: string | null
-  markdown: string
-  files: SkillFileEntry[]
-  sourceType: SkillSourceType
-  trustLevel: string
-  contentHash: string
-}
+/** A squad skill's content and labels, as written (the store adds ids, squad, version and times). */
+type Draft = Pick<SquadSkill, 'key' | 'name' | 'description' | 'markdown' | 'files' | 'sourceType' | 'trustLevel' | 'contentHash'>
 
 /** Validates a skill as written locally and computes its hash; throws 400 with every problem found. */
 function checkDraft(input: CreateSkillInput & { sourceType: SkillSourceType }, base = '', check = { key: true, trustLevel: true, content: true }): Draft {
