@@ -1,6 +1,6 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { SecretProviderError, type SecretProvider } from '@slaw/core'
-import { expectProviderFault, expectSecretProviderError, type ContractTest } from '@slaw/core/testing'
+import { expectProviderFaults, expectSecretProviderError, type ContractTest } from '@slaw/core/testing'
 
 // The fault checks against failures reported well (nothing fails) and badly: each bad report fails
 // exactly the assertion that names its fault.
@@ -37,33 +37,43 @@ void t.test('expectSecretProviderError fails exactly the assertion its fault bre
   t.same(await failed(() => Promise.reject(new SecretProviderError('unavailable', 'cannot reach 127.0.0.1', { cause: request }))), ['resolve, down: no cause'], 'a cause')
 })
 
-/** A provider whose backend is down, reporting it with `error` and answering health with `health`. */
-function downProvider(error: () => Error, health: { ok: boolean; message?: string }): SecretProvider {
+type Mode = 'ok' | 'hang' | 'forbid'
+const messageOf = { hang: 'no answer within 300 ms', forbid: 'access denied (HTTP 403)', down: 'cannot reach 127.0.0.1 (ECONNREFUSED)' }
+const codeOf = { hang: 'timeout', forbid: 'access_denied', down: 'unavailable' } as const
+const messages = { hanging: /no answer within 300 ms/, forbidden: /access denied \(HTTP 403\)/, down: /ECONNREFUSED/ }
+
+/** A provider over a pretend backend, reporting each fault well unless `bad` says how not to. */
+function providerOver(backend: { mode: Mode }, bad: { healthOk?: boolean; vague?: keyof typeof messageOf; afterwards?: string } = {}): SecretProvider {
+  const fault = (config: Record<string, unknown>) => (config.down ? 'down' : backend.mode === 'ok' ? undefined : backend.mode)
+  const fail = (config: Record<string, unknown>) => {
+    const f = fault(config)
+    if (f) throw new SecretProviderError(codeOf[f], f === bad.vague ? 'failed' : messageOf[f])
+  }
   return {
-    type: 'down_test',
-    configKeys: [],
-    store: () => Promise.reject(error()),
-    resolve: () => Promise.reject(error()),
-    delete: () => Promise.reject(error()),
-    health: () => Promise.resolve(health),
+    type: 'pretend_test',
+    configKeys: ['down'],
+    store: async ({ config }) => (fail(config), { ref: 'r' }),
+    resolve: async ({ config }) => (fail(config), bad.afterwards ?? value),
+    delete: async ({ config }) => fail(config),
+    health: async (config) => {
+      const f = fault(config)
+      return f && !bad.healthOk ? { ok: false, message: f === bad.vague ? 'failed' : messageOf[f] } : { ok: true }
+    },
   }
 }
 
-const fault = async (provider: SecretProvider) => {
+const faults = async (t: Test, bad?: Parameters<typeof providerOver>[1], hangingClosed = () => Promise.resolve()) => {
   const run = recorder()
-  const messages = { resolve: /cannot reach/, store: /cannot reach/, health: /cannot reach/ }
-  await expectProviderFault(run.t, provider, { fault: 'down', code: 'unavailable', config: {}, ref: 'r', value, messages })
+  const backend = { mode: 'ok' as Mode, hangingClosed }
+  await expectProviderFaults(run.t, providerOver(backend, bad), { backend, config: {}, downConfig: { down: true }, ref: 'r', value, messages, abortWithinMs: 100 })
+  t.equal(backend.mode, 'ok', 'the backend is left working')
   return run.failed.map((m) => m.replace(/ \(.*$/s, ''))
 }
 
-void t.test('expectProviderFault checks resolve, store and health', async (t) => {
-  const unreachable = () => new SecretProviderError('unavailable', 'cannot reach 127.0.0.1')
-  t.same(await fault(downProvider(unreachable, { ok: false, message: 'cannot reach 127.0.0.1' })), [], 'a provider reporting the fault well passes')
-  t.same(await fault(downProvider(unreachable, { ok: true })), ['health, down: not ok, and says why'], 'health answering ok')
-  t.same(await fault(downProvider(unreachable, { ok: false, message: 'broken' })), ['health, down: not ok, and says why'], 'health not saying why')
-  t.same(
-    await fault(downProvider(() => new SecretProviderError('unavailable', 'down'), { ok: false, message: 'cannot reach 127.0.0.1' })),
-    ['resolve, down: says why', 'store, down: says why'],
-    'errors not saying why, from resolve and from store',
-  )
+void t.test('expectProviderFaults puts the backend into each fault and checks resolve, store and health', async (t) => {
+  t.same(await faults(t), [], 'a provider reporting every fault well passes')
+  t.same(await faults(t, { healthOk: true }), ['health, hanging: not ok, and says why', 'health, 403: not ok, and says why', 'health, down: not ok, and says why'], 'health answering ok')
+  t.same(await faults(t, { vague: 'forbid' }), ['resolve, 403: says why', 'store, 403: says why', 'health, 403: not ok, and says why'], 'a 403 reported without saying so')
+  t.same(await faults(t, undefined, () => new Promise<void>(() => {})), ['hanging: the timed-out requests were aborted, no socket is left open'], 'requests left open after their timeout')
+  t.same(await faults(t, { afterwards: 'another value' }), ['and once the backend answers again, the value resolves'], 'a wrong value once the backend works again')
 })

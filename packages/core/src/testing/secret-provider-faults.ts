@@ -1,12 +1,14 @@
 import { inspect } from 'node:util'
 import type { SecretProvider, SecretProviderErrorCode } from '../contracts/secret-provider.js'
 import { SecretProviderError } from '../contracts/secret-provider.js'
+import { within } from './async-helpers.js'
 import type { ContractTest } from './contract-test.js'
 import { leaks, secretId } from './secret-provider-contract.js'
 
 /**
- * Fault tests the secret provider kit cannot cause by itself: put the provider's backend (a
- * stand-in, see `startStandIn`) into the fault, then check how the provider reports it.
+ * Fault tests over a stand-in for a provider's backend (see `startStandIn`), which the contract kit
+ * cannot cause with a configuration alone: the backend hangs, refuses, or is down, and the
+ * provider must say so clearly, without the value.
  */
 
 export interface ExpectedProviderError {
@@ -38,29 +40,57 @@ export async function expectSecretProviderError(t: ContractTest, call: () => Pro
   t.equal(error.cause, undefined, `${what}: no cause (a client library's error can hold the request)`)
 }
 
-export interface ProviderFaultOptions {
-  /** Names the fault in assertion messages, e.g. `hanging`, `403`, `down`. */
-  fault: string
-  /** The code `resolve` and `store` must fail with, e.g. `timeout`. */
-  code: SecretProviderErrorCode
-  /** The configuration that reaches the faulty backend. */
+/** A stand-in for the provider's backend that the checks can put into a fault. */
+export interface FaultyBackend {
+  /**
+   * `ok`: it works; `hang`: it holds every request unanswered (see `StandIn.hold`); `forbid`: it
+   * answers every request 403, in the vendor's own error shape.
+   */
+  mode: 'ok' | 'hang' | 'forbid'
+  /** Resolves once every request it held has been given up by its client (`StandIn.hangingClosed`). */
+  hangingClosed(): Promise<void>
+}
+
+export interface ProviderFaultsOptions {
+  backend: FaultyBackend
+  /** Reaches `backend`, with a timeout of a few hundred ms, so the hanging fault is quick. */
   config: Record<string, unknown>
-  /** A ref that resolves while the backend works, and its value. */
+  /** Reaches a port nothing listens on (see `freePort`). */
+  downConfig: Record<string, unknown>
+  /** A ref stored under `config`, and its value. */
   ref: string
   value: string
-  /** What resolve's and store's error messages, and health's message, must match. */
-  messages: { resolve: RegExp; store: RegExp; health: RegExp }
+  /** What the error messages of resolve and store, and health's message, must match in each fault. */
+  messages: { hanging: RegExp; forbidden: RegExp; down: RegExp }
+  /** How long the provider may take to abort the requests it gave up on. Default 5,000 ms. */
+  abortWithinMs?: number
 }
 
 /**
- * With the backend in a fault: `resolve(ref)` and a `store` of `value` (under a fresh secretId)
- * each fail as `expectSecretProviderError` checks, and `health` answers `{ ok: false }` with a
- * message saying why, without throwing.
+ * The faults of a backend over the network, one after the other: it hangs (`timeout`, and the
+ * provider aborts the requests it gave up on), it answers 403 (`access_denied`), it is down
+ * (`unavailable`). In each, `resolve(ref)` and a `store` of `value` (under a fresh secretId) fail
+ * as `expectSecretProviderError` checks, and `health` answers `{ ok: false }` with a message that
+ * says why, without throwing. Last, with the backend working again, `ref` resolves to `value`.
  */
-export async function expectProviderFault(t: ContractTest, provider: SecretProvider, options: ProviderFaultOptions): Promise<void> {
-  const { fault, code, config, ref, value, messages } = options
-  await expectSecretProviderError(t, () => provider.resolve({ ref, config }), { what: `resolve, ${fault}`, code, message: messages.resolve, value })
-  await expectSecretProviderError(t, () => provider.store({ secretId: secretId(), version: 1, value, config }), { what: `store, ${fault}`, code, message: messages.store, value })
-  const health = await provider.health(config)
-  t.ok(health.ok === false && typeof health.message === 'string' && messages.health.test(health.message), `health, ${fault}: not ok, and says why (${inspect(health, { breakLength: Infinity })})`)
+export async function expectProviderFaults(t: ContractTest, provider: SecretProvider, options: ProviderFaultsOptions): Promise<void> {
+  const { backend, config, ref, value, messages } = options
+  const expectFault = async (fault: string, code: SecretProviderErrorCode, config: Record<string, unknown>, message: RegExp) => {
+    await expectSecretProviderError(t, () => provider.resolve({ ref, config }), { what: `resolve, ${fault}`, code, message, value })
+    await expectSecretProviderError(t, () => provider.store({ secretId: secretId(), version: 1, value, config }), { what: `store, ${fault}`, code, message, value })
+    const health = await provider.health(config)
+    t.ok(health.ok === false && typeof health.message === 'string' && message.test(health.message), `health, ${fault}: not ok, and says why (${inspect(health, { breakLength: Infinity })})`)
+  }
+  try {
+    backend.mode = 'hang'
+    await expectFault('hanging', 'timeout', config, messages.hanging)
+    const aborted = await within(options.abortWithinMs ?? 5_000, backend.hangingClosed())
+    t.ok('value' in aborted, 'hanging: the timed-out requests were aborted, no socket is left open')
+    backend.mode = 'forbid'
+    await expectFault('403', 'access_denied', config, messages.forbidden)
+  } finally {
+    backend.mode = 'ok'
+  }
+  await expectFault('down', 'unavailable', options.downConfig, messages.down)
+  t.equal(await provider.resolve({ ref, config }), value, 'and once the backend answers again, the value resolves')
 }
