@@ -18,14 +18,8 @@ export interface CreateProjectInput {
   budgetCents?: number | null
 }
 
-export interface UpdateProjectInput {
-  name?: string
-  description?: string | null
-  status?: string
-  goalId?: string | null
-  budgetCents?: number | null
-  pauseReason?: Project['pauseReason']
-}
+/** What a caller may change; `pausedAt` follows `pauseReason`, set by the service. */
+export type UpdateProjectInput = Omit<ProjectPatch, 'pausedAt'>
 
 export interface CreateWorkspaceInput {
   name: string
