@@ -81,6 +81,23 @@ class MemoryProvider implements SecretProvider {
   }
 }
 
+/** Remembers the values of deleted refs, and answers a resolve of one with the error `errorFor` makes of its value. */
+function failsDeletedRefsWith(errorFor: (value: string) => Error): SecretProvider {
+  return new (class extends MemoryProvider {
+    readonly tombstones = new Map<string, string>()
+    override async delete(input: { ref: string; config: Record<string, unknown> }) {
+      const entry = this.entries.get(input.ref)
+      if (entry) this.tombstones.set(input.ref, entry.value)
+      return super.delete(input)
+    }
+    override async resolve(input: { ref: string; config: Record<string, unknown> }) {
+      const value = this.tombstones.get(input.ref)
+      if (value !== undefined) throw errorFor(value)
+      return super.resolve(input)
+    }
+  })()
+}
+
 const broken: Array<{ fault: string; fails: CheckName; make: () => SecretProvider; options?: SecretProviderContractOptions }> = [
   {
     fault: 'a type with spaces and capitals',
@@ -204,41 +221,16 @@ const broken: Array<{ fault: string; fails: CheckName; make: () => SecretProvide
   {
     fault: 'the not_found error of a deleted ref names the value',
     fails: 'errors never contain the value',
-    make: () =>
-      new (class extends MemoryProvider {
-        readonly tombstones = new Map<string, string>()
-        override async delete(input: { ref: string; config: Record<string, unknown> }) {
-          const entry = this.entries.get(input.ref)
-          if (entry) this.tombstones.set(input.ref, entry.value)
-          return super.delete(input)
-        }
-        override async resolve(input: { ref: string; config: Record<string, unknown> }) {
-          const value = this.tombstones.get(input.ref)
-          if (value !== undefined) throw new SecretProviderError('not_found', `deleted (it was ${value})`)
-          return super.resolve(input)
-        }
-      })(),
+    make: () => failsDeletedRefsWith((value) => new SecretProviderError('not_found', `deleted (it was ${value})`)),
   },
   {
     fault: 'the value hides deep in the cause of an error',
     fails: 'errors never contain the value',
     make: () =>
-      new (class extends MemoryProvider {
-        readonly tombstones = new Map<string, string>()
-        override async delete(input: { ref: string; config: Record<string, unknown> }) {
-          const entry = this.entries.get(input.ref)
-          if (entry) this.tombstones.set(input.ref, entry.value)
-          return super.delete(input)
-        }
-        override async resolve(input: { ref: string; config: Record<string, unknown> }) {
-          const value = this.tombstones.get(input.ref)
-          if (value !== undefined) {
-            const cause = Object.assign(new Error('HTTP 404'), { request: { body: { data: { value } } } })
-            throw new SecretProviderError('not_found', 'deleted', { cause })
-          }
-          return super.resolve(input)
-        }
-      })(),
+      failsDeletedRefsWith((value) => {
+        const cause = Object.assign(new Error('HTTP 404'), { request: { body: { data: { value } } } })
+        return new SecretProviderError('not_found', 'deleted', { cause })
+      }),
   },
   {
     fault: 'listRemote ignores pageSize',

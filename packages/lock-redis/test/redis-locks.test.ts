@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
+import { connect } from 'node:net'
 import { delimiter, join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { Redis } from 'ioredis'
 import { LockUnavailableError } from '@slaw/core'
-import { lockContract } from '@slaw/core/testing'
+import { freePort, gate, lockContract, settle, within, type Settled, type Within } from '@slaw/core/testing'
 import { redisLocks } from '@slaw/lock-redis'
 
 const url = process.env.SLAW_TEST_REDIS_URL
@@ -203,61 +204,15 @@ t.test(
   },
 )
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
-}
-
-interface Gate {
-  promise: Promise<void>
-  open(): void
-}
-function gate(): Gate {
-  let open!: () => void
-  const promise = new Promise<void>((resolve) => (open = resolve))
-  return { promise, open }
-}
-
-type Settled<T> = { value: T } | { error: unknown }
-function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
-  return promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  )
-}
-
-/** Waits at most `ms`, so that a hang fails the test instead of stalling it. */
-async function within<T>(ms: number, promise: Promise<T>): Promise<{ value: T } | { timedOut: true }> {
-  let timer: NodeJS.Timeout | undefined
-  const answer = promise.then((value) => ({ value }))
-  answer.catch(() => {})
-  try {
-    return await Promise.race([
-      answer,
-      new Promise<{ timedOut: true }>((resolve) => (timer = setTimeout(() => resolve({ timedOut: true }), ms))),
-    ])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-function isLockUnavailable(outcome: { value: Settled<unknown> } | { timedOut: true }): boolean {
+function isLockUnavailable(outcome: Within<Settled<unknown>>): boolean {
   return 'value' in outcome && 'error' in outcome.value && outcome.value.error instanceof LockUnavailableError
 }
 
-function describe(outcome: { value: Settled<unknown> } | { timedOut: true }): string {
+function describe(outcome: Within<Settled<unknown>>): string {
   if ('timedOut' in outcome) return 'no answer in time'
   if ('value' in outcome.value) return 'it ran'
   const error = outcome.value.error
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error)
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
 }
 
 async function waitForPort(port: number, timeoutMs: number): Promise<void> {

@@ -1,31 +1,18 @@
-import { createServer } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { SecretProviderError } from '@slaw/core'
-import { secretProviderContract } from '@slaw/core/testing'
+import { expectProviderFaults, expectSecretProviderError, freePort, secretProviderContract } from '@slaw/core/testing'
 import { awsSecretsManagerProvider } from '@slaw/secrets-aws'
+import { dummyCredentialsInEnvironment } from './dummy-credentials.js'
 import { startSecretsManagerStandIn } from './secrets-manager-stand-in.js'
 
 // Against a local stand-in speaking Secrets Manager's JSON 1.1 protocol on 127.0.0.1, reached through
 // the SDK's `endpoint` option. Credentials: static dummies in this test's environment only, picked
 // up by the SDK's default chain (its environment step), as real ones would be.
-const accessKeyId = 'AKIASTANDIN000000000'
-const secretAccessKey = 'stand-in-dummy-secret-access-key-0000000'
-Object.assign(process.env, {
-  AWS_ACCESS_KEY_ID: accessKeyId,
-  AWS_SECRET_ACCESS_KEY: secretAccessKey,
-  AWS_REGION: 'us-east-1',
-  AWS_EC2_METADATA_DISABLED: 'true',
-  AWS_CONFIG_FILE: '/nonexistent/aws-config',
-  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials',
-})
-delete process.env.AWS_SESSION_TOKEN
-delete process.env.AWS_PROFILE
+const { accessKeyId, secretAccessKey } = dummyCredentialsInEnvironment()
 
 void t.test('aws_secrets_manager passes the secret provider contract', async (t) => {
   const aws = await startSecretsManagerStandIn({ accessKeyId, secretAccessKey })
   t.teardown(() => aws.close())
-  const down = await closedPort()
+  const down = await freePort()
   await secretProviderContract(t, () => awsSecretsManagerProvider(), {
     config: { endpoint: aws.endpoint, region: 'us-east-1', prefix: 'slaw/', kmsKeyId: 'alias/slaw', recoveryWindowInDays: 7, timeoutMs: 5_000 },
     brokenConfig: { endpoint: `http://127.0.0.1:${down}`, region: 'us-east-1', maxAttempts: 1 },
@@ -91,41 +78,17 @@ void t.test('faults: a hanging endpoint times out, 403 is access_denied, a close
   const value = 'fault-value-9c2e'
   const { ref } = await provider.store({ secretId: 'fault', version: 1, value, config })
 
-  const expectFailure = async (what: string, code: string, call: () => Promise<unknown>, pattern: RegExp) => {
-    const failure = await call().then(() => undefined, (e: unknown) => e)
-    t.ok(failure instanceof SecretProviderError, `${what}: a SecretProviderError`)
-    t.equal((failure as SecretProviderError).code, code, `${what}: code ${code}`)
-    t.match((failure as Error).message, pattern, `${what}: says why`)
-    t.notOk(String((failure as Error).stack).includes(value) || (failure as Error).cause !== undefined, `${what}: no value in the message, no SDK error as cause`)
-  }
+  const downConfig = { endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 }
+  const messages = { hanging: /no answer from http:\/\/127\.0\.0\.1:\d+ within 300 ms/, forbidden: /access denied \(AccessDeniedException, HTTP 403\)/, down: /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/ }
+  await expectProviderFaults(t, provider, { backend: aws, config, downConfig, ref, value, messages })
 
-  aws.mode = 'hang'
-  await expectFailure('resolve, hanging', 'timeout', () => provider.resolve({ ref, config }), /no answer from http:\/\/127\.0\.0\.1:\d+ within 300 ms/)
-  await expectFailure('store, hanging', 'timeout', () => provider.store({ secretId: 'fault', version: 2, value, config }), /within 300 ms/)
-  t.match(await provider.health(config), { ok: false, message: /within 300 ms/ }, 'health says it timed out')
-
-  await aws.hangingClosed()
-  t.pass('the timed-out requests were aborted: no socket is left hanging')
-
-  aws.mode = 'forbid'
-  await expectFailure('resolve, 403', 'access_denied', () => provider.resolve({ ref, config }), /access denied \(AccessDeniedException, HTTP 403\)/)
-  await expectFailure('store, 403', 'access_denied', () => provider.store({ secretId: 'fault', version: 2, value, config }), /access denied/)
-  t.match(await provider.health(config), { ok: false, message: /access denied/ }, 'health says access is denied')
-
-  aws.mode = 'ok'
+  // Credentials the backend refuses.
   const stranger = awsSecretsManagerProvider({ clientConfig: { credentials: { accessKeyId: 'AKIAOTHER00000000000', secretAccessKey: 'x' } } })
   t.teardown(() => stranger.close?.())
-  await expectFailure('unknown credentials', 'access_denied', () => stranger.resolve({ ref, config }), /UnrecognizedClientException/)
+  await expectSecretProviderError(t, () => stranger.resolve({ ref, config }), { what: 'unknown credentials', code: 'access_denied', message: /UnrecognizedClientException/, value })
   const forger = awsSecretsManagerProvider({ clientConfig: { credentials: { accessKeyId, secretAccessKey: 'not-the-secret-access-key' } } })
   t.teardown(() => forger.close?.())
-  await expectFailure('a wrong secret access key', 'access_denied', () => forger.resolve({ ref, config }), /InvalidSignatureException/)
-
-  const down = await closedPort()
-  const gone = { endpoint: `http://127.0.0.1:${down}`, maxAttempts: 1 }
-  await expectFailure('resolve, down', 'unavailable', () => provider.resolve({ ref, config: gone }), /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/)
-  await expectFailure('store, down', 'unavailable', () => provider.store({ secretId: 'fault', version: 2, value, config: gone }), /ECONNREFUSED/)
-  t.match(await provider.health(gone), { ok: false, message: /ECONNREFUSED/ }, 'health says it cannot reach AWS')
-  t.equal(await provider.resolve({ ref, config }), value, 'and once the endpoint answers again, the value resolves')
+  await expectSecretProviderError(t, () => forger.resolve({ ref, config }), { what: 'a wrong secret access key', code: 'access_denied', message: /InvalidSignatureException/, value })
 })
 
 void t.test('bad config is invalid_config, never a crash', async (t) => {
@@ -140,12 +103,3 @@ void t.test('bad config is invalid_config, never a crash', async (t) => {
   }
   t.match(await provider.health({ endpoint: 'nope' }), { ok: false, message: /http\(s\) URL/ })
 })
-
-/** A port on 127.0.0.1 nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}

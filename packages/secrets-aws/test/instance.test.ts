@@ -2,24 +2,14 @@ import t from 'tap'
 import { createInstance, MasterKey } from '@slaw/core'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { awsSecretsManagerProvider } from '@slaw/secrets-aws'
+import { dummyCredentialsInEnvironment } from './dummy-credentials.js'
 import { startSecretsManagerStandIn } from './secrets-manager-stand-in.js'
 
 // The provider inside a whole instance, through the operator's API and the run-time resolve seam:
 // an operator saves an AWS provider configuration, imports a remote secret as an external
 // reference, stores a managed one in AWS next to a local one; all three resolve at run time, every
 // resolve is an access event, and no value shows in a response.
-const accessKeyId = 'AKIASTANDIN000000000'
-const secretAccessKey = 'stand-in-dummy-secret-access-key-0000000'
-Object.assign(process.env, {
-  AWS_ACCESS_KEY_ID: accessKeyId,
-  AWS_SECRET_ACCESS_KEY: secretAccessKey,
-  AWS_REGION: 'us-east-1',
-  AWS_EC2_METADATA_DISABLED: 'true',
-  AWS_CONFIG_FILE: '/nonexistent/aws-config',
-  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials',
-})
-delete process.env.AWS_SESSION_TOKEN
-delete process.env.AWS_PROFILE
+const { accessKeyId, secretAccessKey } = dummyCredentialsInEnvironment()
 
 const operatorKey = 'slaw_op_test_operator_token_0123456789'
 const consumer = { type: 'routine' as const, id: '01a2016d-4579-7b3a-99bd-85bf68260299' }

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, randomUUID, type Hash, type Hmac } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { readBody, sendJson, startStandIn } from '@slaw/core/testing'
 import { SignatureV4 } from '@smithy/signature-v4'
 
 /**
@@ -146,13 +146,9 @@ export async function startSecretsManagerStandIn(options: { accessKeyId: string;
     },
   }
 
-  const server = createServer((req, res) => {
-    void handle(req, res).catch((error: unknown) => reply(res, 500, { __type: 'InternalServiceError', message: String(error) }))
-  })
-
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const text = await readBody(req)
-    if (standIn.mode === 'hang') return hold(req)
+    if (standIn.mode === 'hang') return server.hold(req)
     const target = String(req.headers['x-amz-target'] ?? '')
     const credential = /Credential=([^/]+)\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request/.exec(String(req.headers.authorization ?? ''))
     let body: Record<string, unknown> = {}
@@ -186,30 +182,13 @@ export async function startSecretsManagerStandIn(options: { accessKeyId: string;
     }
   }
 
-  /** Requests left unanswered in `hang` mode, until their client gives up and closes the socket. */
-  let hanging = 0
-  const idle: Array<() => void> = []
-  function hold(req: IncomingMessage): void {
-    hanging += 1
-    req.socket.once('close', () => {
-      hanging -= 1
-      if (hanging === 0) for (const wake of idle.splice(0)) wake()
-    })
-  }
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
+  const server = await startStandIn(handle, { onError: (res, error) => reply(res, 500, { __type: 'InternalServiceError', message: String(error) }) })
   const standIn: SecretsManagerStandIn = {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: server.url,
     mode: 'ok',
     calls,
-    hangingClosed() {
-      return hanging === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))
-    },
-    async close() {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-    },
+    hangingClosed: server.hangingClosed,
+    close: server.close,
   }
   return standIn
 }
@@ -259,15 +238,8 @@ async function signatureMatches(req: IncomingMessage, body: string, region: stri
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body)
-  const headers: Record<string, string | number> = { 'Content-Type': 'application/x-amz-json-1.1', 'Content-Length': Buffer.byteLength(text), 'x-amzn-RequestId': randomUUID() }
+  const headers: Record<string, string> = { 'Content-Type': 'application/x-amz-json-1.1', 'x-amzn-RequestId': randomUUID() }
   const type = (body as { __type?: string }).__type
   if (status >= 400 && type) headers['x-amzn-ErrorType'] = `${type}:`
-  res.writeHead(status, headers).end(text)
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
+  sendJson(res, status, body, headers)
 }

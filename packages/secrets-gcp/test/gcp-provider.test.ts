@@ -1,9 +1,6 @@
-import { createServer } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { GoogleAuth, OAuth2Client } from 'google-auth-library'
-import { SecretProviderError } from '@slaw/core'
-import { secretProviderContract } from '@slaw/core/testing'
+import { expectProviderFaults, expectSecretProviderError, freePort, secretProviderContract } from '@slaw/core/testing'
 import { gcpSecretManagerProvider } from '@slaw/secrets-gcp'
 import { startSecretManagerStandIn } from './secret-manager-stand-in.js'
 
@@ -21,7 +18,7 @@ const provider = (token?: string) => gcpSecretManagerProvider({ clientOptions: {
 void t.test('gcp_secret_manager passes the secret provider contract', async (t) => {
   const gcp = await startSecretManagerStandIn({ token: accessToken })
   t.teardown(() => gcp.close())
-  const down = await closedPort()
+  const down = await freePort()
   await secretProviderContract(t, () => provider(), {
     config: { projectId: gcp.projectId, apiEndpoint: gcp.endpoint, prefix: 'slaw-', timeoutMs: 5_000 },
     brokenConfig: { projectId: gcp.projectId, apiEndpoint: `http://127.0.0.1:${down}` },
@@ -68,38 +65,14 @@ void t.test('faults: a hanging endpoint times out, 403 is access_denied, a close
   const value = 'fault-value-41d8'
   const { ref } = await p.store({ secretId: 'fault', version: 1, value, config })
 
-  const expectFailure = async (what: string, code: string, call: () => Promise<unknown>, pattern: RegExp) => {
-    const failure = await call().then(() => undefined, (e: unknown) => e)
-    t.ok(failure instanceof SecretProviderError, `${what}: a SecretProviderError`)
-    t.equal((failure as SecretProviderError).code, code, `${what}: code ${code}`)
-    t.match((failure as Error).message, pattern, `${what}: says why`)
-    t.notOk(String((failure as Error).stack).includes(value) || (failure as Error).cause !== undefined, `${what}: no value in the message, no library error (which holds the request) as cause`)
-  }
+  const downConfig = { projectId: gcp.projectId, apiEndpoint: `http://127.0.0.1:${await freePort()}` }
+  const messages = { hanging: /no answer from http:\/\/127\.0\.0\.1:\d+ within 300 ms/, forbidden: /permission denied, PERMISSION_DENIED \(Permission 'secretmanager.versions.access' denied/, down: /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/ }
+  await expectProviderFaults(t, p, { backend: gcp, config, downConfig, ref, value, messages })
 
-  gcp.mode = 'hang'
-  await expectFailure('resolve, hanging', 'timeout', () => p.resolve({ ref, config }), /no answer from http:\/\/127\.0\.0\.1:\d+ within 300 ms/)
-  await expectFailure('store, hanging', 'timeout', () => p.store({ secretId: 'fault', version: 2, value, config }), /within 300 ms/)
-  t.match(await p.health(config), { ok: false, message: /within 300 ms/ }, 'health says it timed out')
-
-  await gcp.hangingClosed()
-  t.pass('the timed-out requests were aborted: no socket is left hanging')
-
-  gcp.mode = 'forbid'
-  await expectFailure('resolve, 403', 'access_denied', () => p.resolve({ ref, config }), /permission denied, PERMISSION_DENIED \(Permission 'secretmanager.versions.access' denied/)
-  await expectFailure('store, 403', 'access_denied', () => p.store({ secretId: 'fault', version: 2, value, config }), /PERMISSION_DENIED/)
-  t.match(await p.health(config), { ok: false, message: /PERMISSION_DENIED/ }, 'health says access is denied')
-
-  gcp.mode = 'ok'
+  // Credentials the backend refuses.
   const stranger = provider('ya29.someone-else')
   t.teardown(() => stranger.close?.())
-  await expectFailure('a token the API refuses', 'access_denied', () => stranger.resolve({ ref, config }), /UNAUTHENTICATED/)
-
-  const down = await closedPort()
-  const gone = { projectId: gcp.projectId, apiEndpoint: `http://127.0.0.1:${down}` }
-  await expectFailure('resolve, down', 'unavailable', () => p.resolve({ ref, config: gone }), /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/)
-  await expectFailure('store, down', 'unavailable', () => p.store({ secretId: 'fault', version: 2, value, config: gone }), /ECONNREFUSED/)
-  t.match(await p.health(gone), { ok: false, message: /ECONNREFUSED/ }, 'health says it cannot reach the API')
-  t.equal(await p.resolve({ ref, config }), value, 'and once the endpoint answers again, the value resolves')
+  await expectSecretProviderError(t, () => stranger.resolve({ ref, config }), { what: 'a token the API refuses', code: 'access_denied', message: /UNAUTHENTICATED/, value })
 })
 
 void t.test('bad config is invalid_config, never a crash', async (t) => {
@@ -115,12 +88,3 @@ void t.test('bad config is invalid_config, never a crash', async (t) => {
   }
   t.match(await p.health({ prefix: 'bad/prefix' }), { ok: false, message: /prefix may hold only/ })
 })
-
-/** A port on 127.0.0.1 nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { readJson, sendJson, startStandIn } from '@slaw/core/testing'
 
 /**
  * A local Google Cloud Secret Manager speaking its REST API (v1, JSON), as the client library's REST
@@ -56,16 +56,12 @@ export async function startSecretManagerStandIn(options: { token: string; projec
   let clock = Date.UTC(2026, 0, 1)
   const now = () => new Date((clock += 1000)).toISOString()
 
-  const server = createServer((req, res) => {
-    void handle(req, res).catch((error: unknown) => fail(res, new ApiError(500, 'INTERNAL', String(error))))
-  })
-
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://secretmanager')
-    const text = await readBody(req)
+    const body = ((await readJson(req)) ?? {}) as Record<string, any>
     const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1]
     requests.push({ method: req.method ?? '', path: decodeURIComponent(url.pathname), query: Object.fromEntries(url.searchParams), ...(bearer ? { token: bearer } : {}) })
-    if (standIn.mode === 'hang') return hold(req)
+    if (standIn.mode === 'hang') return server.hold(req)
     const ints = (url.searchParams.get('$alt') ?? '').includes('enum-encoding=int')
     const enumOut = (state: State) => (ints ? states[state] : state)
     const versionJson = (s: Secret, v: Version) => ({ name: `projects/${projectNumber}/secrets/${s.id}/versions/${v.n}`, createTime: v.createTime, state: enumOut(v.state) })
@@ -80,7 +76,6 @@ export async function startSecretManagerStandIn(options: { token: string; projec
       if (standIn.mode === 'forbid') {
         throw new ApiError(403, 'PERMISSION_DENIED', `Permission 'secretmanager.versions.access' denied for resource 'projects/${project}/secrets/${secretId ?? ''}' (or it may not exist).`)
       }
-      const body = text ? (JSON.parse(text) as Record<string, any>) : {}
       const findSecret = (): Secret => {
         const s = secrets.get(secretId!)
         if (!s) throw new ApiError(404, 'NOT_FOUND', `Secret [projects/${projectNumber}/secrets/${secretId}] not found or has no versions.`)
@@ -168,48 +163,25 @@ export async function startSecretManagerStandIn(options: { token: string; projec
     }
   }
 
-  /** Requests left unanswered in `hang` mode, until their client gives up and closes the socket. */
-  let hanging = 0
-  const idle: Array<() => void> = []
-  function hold(req: IncomingMessage): void {
-    hanging += 1
-    req.socket.once('close', () => {
-      hanging -= 1
-      if (hanging === 0) for (const wake of idle.splice(0)) wake()
-    })
-  }
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
+  const server = await startStandIn(handle, { onError: (res, error) => fail(res, new ApiError(500, 'INTERNAL', String(error))) })
   const standIn: SecretManagerStandIn = {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: server.url,
     projectId,
     projectNumber,
     mode: 'ok',
     requests,
-    hangingClosed() {
-      return hanging === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))
-    },
-    async close() {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-    },
+    hangingClosed: server.hangingClosed,
+    close: server.close,
   }
   return standIn
 }
 
+const contentType = { 'Content-Type': 'application/json; charset=UTF-8' }
+
 function reply(res: ServerResponse, body: unknown): void {
-  const text = JSON.stringify(body)
-  res.writeHead(200, { 'Content-Type': 'application/json; charset=UTF-8', 'Content-Length': Buffer.byteLength(text) }).end(text)
+  sendJson(res, 200, body, contentType)
 }
 
 function fail(res: ServerResponse, error: ApiError): void {
-  const text = JSON.stringify({ error: { code: error.httpStatus, message: error.message, status: error.status } })
-  res.writeHead(error.httpStatus, { 'Content-Type': 'application/json; charset=UTF-8', 'Content-Length': Buffer.byteLength(text) }).end(text)
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
+  sendJson(res, error.httpStatus, { error: { code: error.httpStatus, message: error.message, status: error.status } }, contentType)
 }

@@ -1,8 +1,6 @@
-import { createServer } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { SecretProviderError } from '@slaw/core'
-import { secretProviderContract } from '@slaw/core/testing'
+import { expectProviderFaults, expectSecretProviderError, freePort, secretProviderContract } from '@slaw/core/testing'
 import { vaultProvider } from '@slaw/secrets-vault'
 import { startVaultStandIn } from './vault-stand-in.js'
 
@@ -13,7 +11,7 @@ const env = { VAULT_TOKEN: token }
 void t.test('vault passes the secret provider contract', async (t) => {
   const vault = await startVaultStandIn({ token, mounts: ['secret', 'kv'], namespaces: ['team-a'] })
   t.teardown(() => vault.close())
-  const down = await closedPort()
+  const down = await freePort()
   await secretProviderContract(t, () => vaultProvider({ env }), {
     emptyValues: true,
     config: { address: vault.address, mount: 'kv', namespace: 'team-a', prefix: 'slaw/', timeoutMs: 5_000 },
@@ -64,37 +62,13 @@ void t.test('faults: a hanging Vault times out, a 403 is access_denied, a closed
   const value = 'fault-value-7f3a'
   const { ref } = await provider.store({ secretId: 'fault', version: 1, value, config })
 
-  const expectFailure = async (what: string, code: string, call: () => Promise<unknown>, pattern: RegExp) => {
-    const failure = await call().then(() => undefined, (e: unknown) => e)
-    t.ok(failure instanceof SecretProviderError, `${what}: a SecretProviderError`)
-    t.equal((failure as SecretProviderError).code, code, `${what}: code ${code}`)
-    t.match((failure as Error).message, pattern, `${what}: says why`)
-    t.notOk(String((failure as Error).message).includes(value) || String((failure as Error).stack).includes(value), `${what}: no value in the message`)
-  }
+  const downConfig = { address: `http://127.0.0.1:${await freePort()}` }
+  const messages = { hanging: /no answer from .* within 200 ms/, forbidden: /permission denied \(HTTP 403\)/, down: /cannot reach .*ECONNREFUSED/ }
+  await expectProviderFaults(t, provider, { backend: vault, config, downConfig, ref, value, messages })
 
-  vault.mode = 'hang'
-  await expectFailure('resolve, hanging', 'timeout', () => provider.resolve({ ref, config }), /no answer from .* within 200 ms/)
-  await expectFailure('store, hanging', 'timeout', () => provider.store({ secretId: 'fault', version: 2, value, config }), /within 200 ms/)
-  t.match(await provider.health(config), { ok: false, message: /within 200 ms/ }, 'health says it timed out')
-
-  await vault.hangingClosed()
-  t.pass('the timed-out requests were aborted: no socket is left hanging')
-
-  vault.mode = 'forbid'
-  await expectFailure('resolve, 403', 'access_denied', () => provider.resolve({ ref, config }), /permission denied \(HTTP 403\)/)
-  await expectFailure('store, 403', 'access_denied', () => provider.store({ secretId: 'fault', version: 2, value, config }), /permission denied/)
-  t.match(await provider.health(config), { ok: false, message: /permission denied/ }, 'health says access is denied')
-
-  vault.mode = 'ok'
-  await expectFailure('a wrong token', 'access_denied', () => vaultProvider({ token: 'hvs.wrong' }).resolve({ ref, config }), /permission denied/)
-  await expectFailure('no token at all', 'invalid_config', () => vaultProvider({ env: {} }).resolve({ ref, config }), /VAULT_TOKEN/)
-
-  const down = await closedPort()
-  const gone = { address: `http://127.0.0.1:${down}` }
-  await expectFailure('resolve, down', 'unavailable', () => provider.resolve({ ref, config: gone }), /cannot reach .*ECONNREFUSED/)
-  await expectFailure('store, down', 'unavailable', () => provider.store({ secretId: 'fault', version: 2, value, config: gone }), /cannot reach/)
-  t.match(await provider.health(gone), { ok: false, message: /cannot reach/ }, 'health says it cannot reach Vault')
-  t.equal(await provider.resolve({ ref, config }), value, 'and once Vault answers again, the value resolves')
+  // A token Vault refuses, and none at all.
+  await expectSecretProviderError(t, () => vaultProvider({ token: 'hvs.wrong' }).resolve({ ref, config }), { what: 'a wrong token', code: 'access_denied', message: /permission denied/, value })
+  await expectSecretProviderError(t, () => vaultProvider({ env: {} }).resolve({ ref, config }), { what: 'no token at all', code: 'invalid_config', message: /VAULT_TOKEN/, value })
 })
 
 void t.test('a token source is asked at each call', async (t) => {
@@ -119,12 +93,3 @@ void t.test('bad config is invalid_config, never a crash', async (t) => {
   }
   t.match(await provider.health({ address: 'nope' }), { ok: false, message: /http\(s\) URL/ }, 'health answers instead of throwing')
 })
-
-/** A port on 127.0.0.1 nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}

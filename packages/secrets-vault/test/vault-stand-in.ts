@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { readJson, sendJson, startStandIn } from '@slaw/core/testing'
 
 /**
  * A local Vault speaking the KV v2 HTTP API (the subset a secret provider uses): data read and
@@ -38,25 +38,21 @@ export async function startVaultStandIn(options: { token: string; mounts?: strin
   let counter = 0
   const now = () => new Date(Date.UTC(2026, 0, 1, 0, 0, counter++)).toISOString()
 
-  const server = createServer((req, res) => {
-    void handle(req, res).catch((error: unknown) => send(res, 500, { errors: [String(error)] }))
-  })
-
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://vault')
     const ns = (req.headers['x-vault-namespace'] as string | undefined) ?? ''
     requests.push({ method: req.method ?? '', path: url.pathname, ...(ns ? { namespace: ns } : {}) })
-    if (standIn.mode === 'hang') return hold(req)
+    if (standIn.mode === 'hang') return server.hold(req)
     const body = await readJson(req)
-    if (standIn.mode === 'forbid' || req.headers['x-vault-token'] !== options.token) return send(res, 403, { errors: ['permission denied'] })
-    if (!namespaces.has(ns.replace(/\/+$/, ''))) return send(res, 403, { errors: ['permission denied'] })
+    if (standIn.mode === 'forbid' || req.headers['x-vault-token'] !== options.token) return sendJson(res, 403, { errors: ['permission denied'] })
+    if (!namespaces.has(ns.replace(/\/+$/, ''))) return sendJson(res, 403, { errors: ['permission denied'] })
     const parts = url.pathname.split('/').slice(2).map(decodeURIComponent)
     if (parts.join('/') === 'auth/token/lookup-self' && req.method === 'GET') {
-      return send(res, 200, { data: { id: 'redacted', policies: ['default', 'slaw'], namespace_path: ns } })
+      return sendJson(res, 200, { data: { id: 'redacted', policies: ['default', 'slaw'], namespace_path: ns } })
     }
     const [mount, kind, ...rest] = parts
     const path = rest.join('/').replace(/\/+$/, '')
-    if (!mount || !mounts.has(mount) || !kind) return send(res, 404, { errors: [`no handler for route "${parts.join('/')}". route entry not found.`] })
+    if (!mount || !mounts.has(mount) || !kind) return sendJson(res, 404, { errors: [`no handler for route "${parts.join('/')}". route entry not found.`] })
     const k = key(ns, mount, path)
     const secret = store.get(k)
     const list = req.method === 'LIST' || (req.method === 'GET' && url.searchParams.get('list') === 'true')
@@ -71,88 +67,55 @@ export async function startVaultStandIn(options: { token: string; mounts?: strin
         const slash = restPath.indexOf('/')
         keys.add(slash < 0 ? restPath : restPath.slice(0, slash + 1))
       }
-      if (!keys.size) return send(res, 404, { errors: [] })
-      return send(res, 200, { data: { keys: [...keys].sort() } })
+      if (!keys.size) return sendJson(res, 404, { errors: [] })
+      return sendJson(res, 200, { data: { keys: [...keys].sort() } })
     }
     if (kind === 'data' && (req.method === 'POST' || req.method === 'PUT')) {
       const data = (body as { data?: unknown } | undefined)?.data
-      if (!data || typeof data !== 'object') return send(res, 400, { errors: ['no data provided'] })
+      if (!data || typeof data !== 'object') return sendJson(res, 400, { errors: ['no data provided'] })
       const target = secret ?? { versions: new Map<number, Version>(), current: 0 }
       target.current += 1
       const version: Version = { data: data as Record<string, unknown>, created_time: now(), deletion_time: '', destroyed: false }
       target.versions.set(target.current, version)
       store.set(k, target)
-      return send(res, 200, { data: { created_time: version.created_time, custom_metadata: null, deletion_time: '', destroyed: false, version: target.current } })
+      return sendJson(res, 200, { data: { created_time: version.created_time, custom_metadata: null, deletion_time: '', destroyed: false, version: target.current } })
     }
     if (kind === 'data' && req.method === 'GET') {
       // version=0 or none: the current version.
       const asked = Number(url.searchParams.get('version') ?? 0)
       const wanted = asked > 0 ? asked : secret?.current
       const version = wanted ? secret?.versions.get(wanted) : undefined
-      if (!secret || !version) return send(res, 404, { errors: [] })
+      if (!secret || !version) return sendJson(res, 404, { errors: [] })
       const metadata = { created_time: version.created_time, custom_metadata: null, deletion_time: version.deletion_time, destroyed: version.destroyed, version: wanted }
-      if (version.destroyed || version.deletion_time) return send(res, 404, { data: { data: null, metadata } })
-      return send(res, 200, { data: { data: version.data, metadata } })
+      if (version.destroyed || version.deletion_time) return sendJson(res, 404, { data: { data: null, metadata } })
+      return sendJson(res, 200, { data: { data: version.data, metadata } })
     }
     if (kind === 'destroy' && (req.method === 'POST' || req.method === 'PUT')) {
       for (const n of ((body as { versions?: number[] } | undefined)?.versions ?? [])) {
         const version = secret?.versions.get(n)
         if (version) Object.assign(version, { destroyed: true, data: null })
       }
-      return send(res, 204)
+      return sendJson(res, 204)
     }
     if (kind === 'metadata' && req.method === 'GET') {
-      if (!secret) return send(res, 404, { errors: [] })
+      if (!secret) return sendJson(res, 404, { errors: [] })
       const versions = Object.fromEntries([...secret.versions].map(([n, v]) => [String(n), { created_time: v.created_time, deletion_time: v.deletion_time, destroyed: v.destroyed }]))
-      return send(res, 200, { data: { current_version: secret.current, max_versions: 0, oldest_version: 0, versions } })
+      return sendJson(res, 200, { data: { current_version: secret.current, max_versions: 0, oldest_version: 0, versions } })
     }
     if (kind === 'metadata' && req.method === 'DELETE') {
       store.delete(k)
-      return send(res, 204)
+      return sendJson(res, 204)
     }
-    return send(res, 405, { errors: [`unsupported operation ${req.method} ${kind}`] })
+    return sendJson(res, 405, { errors: [`unsupported operation ${req.method} ${kind}`] })
   }
 
-  /** Requests left unanswered in `hang` mode, until their client gives up and closes the socket. */
-  let hanging = 0
-  const idle: Array<() => void> = []
-  function hold(req: IncomingMessage): void {
-    hanging += 1
-    req.socket.once('close', () => {
-      hanging -= 1
-      if (hanging === 0) for (const wake of idle.splice(0)) wake()
-    })
-  }
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
+  const server = await startStandIn(handle, { onError: (res, error) => sendJson(res, 500, { errors: [String(error)] }) })
   const standIn: VaultStandIn = {
-    address: `http://127.0.0.1:${port}`,
+    address: server.url,
     mode: 'ok',
     requests,
-    hangingClosed() {
-      return hanging === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))
-    },
-    async close() {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-    },
+    hangingClosed: server.hangingClosed,
+    close: server.close,
   }
   return standIn
-}
-
-function send(res: ServerResponse, status: number, body?: unknown): void {
-  if (body === undefined) {
-    res.writeHead(status).end()
-    return
-  }
-  const text = JSON.stringify(body)
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text)
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  const text = Buffer.concat(chunks).toString('utf8')
-  return text ? JSON.parse(text) : undefined
 }

@@ -1,53 +1,14 @@
 import t from 'tap'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
+import { adminUrl, freshDatabase, serveInstance } from './helpers/instance-process.js'
 
 // A PostgreSQL backend dying under a transaction (failover, pooler, pg_terminate_backend) must never
 // take the process down: the request answers 503 database_unavailable and the instance keeps serving.
-const adminUrl = process.env.SLAW_TEST_DATABASE_URL
-const operator = 'slaw_op_dropped_connection_test_0001'
-const fixture = new URL('./fixtures/serve-instance.ts', import.meta.url).pathname
-
-async function freshDatabase(): Promise<{ url: string; dispose(): Promise<void> }> {
-  const name = `slaw_t_${randomBytes(6).toString('hex')}`
-  const admin = postgres(adminUrl!, { max: 1, onnotice: () => undefined })
-  await admin.unsafe(`create database ${name}`)
-  await admin.end()
-  const url = new URL(adminUrl!)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    async dispose() {
-      const a = postgres(adminUrl!, { max: 1, onnotice: () => undefined })
-      await a.unsafe(`drop database if exists ${name} with (force)`)
-      await a.end()
-    },
-  }
-}
-
-/** Starts the fixture; resolves with its address once it listens. `output()` is all it printed. */
-function serve(url: string): Promise<{ child: ChildProcess; base: string; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=slaw-source', fixture], {
-    env: { ...process.env, DATABASE_URL: url, SVC_OPERATOR_KEY: operator, POOL_MAX: '10' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (c) => (out += c))
-    child.stdout!.on('data', (c) => {
-      out += c
-      const m = /listening (\S+)/.exec(out)
-      if (m) resolve({ child, base: m[1]!, output: () => out })
-    })
-    child.once('exit', (code) => reject(new Error(`instance exited (${code}) before listening: ${out}`)))
-  })
-}
 
 t.test('terminating every backend during a write burst: no crash, 2xx or 503, nothing acknowledged is lost', { skip: adminUrl ? false : 'set SLAW_TEST_DATABASE_URL' }, async (t) => {
   const db = await freshDatabase()
   t.teardown(() => db.dispose())
-  const { child, base, output } = await serve(db.url)
+  const { child, output, call } = await serveInstance(db.url)
   let exitCode: number | null | undefined
   let exitSignal: string | null = null
   child.once('exit', (code, signal) => {
@@ -57,14 +18,6 @@ t.test('terminating every backend during a write burst: no crash, 2xx or 503, no
   t.teardown(() => {
     if (exitCode === undefined) child.kill('SIGKILL')
   })
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${operator}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    })
-    return { status: res.status, body: (await res.json()) as any }
-  }
   const squad = await call('POST', '/api/squads', { name: 'Drops' })
   t.equal(squad.status, 201)
   const squadId = squad.body.squad.id as string

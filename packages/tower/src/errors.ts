@@ -1,15 +1,15 @@
-import { CodedError, type ErrorDetail } from '@slaw/core'
+import { CodedError, errorCodes, type ErrorDetail } from '@slaw/core'
 import { INGEST_ERRORS } from '@slaw/core/ingest'
 
 /**
  * Every error the tower answers with comes from this registry: the ingest protocol's codes (shared
- * with the tower client) plus the few the admin API adds. docs/tower.md lists them.
+ * with the tower client) plus the few the admin API adds, as core defines them. docs/tower.md lists them.
  */
 export const towerErrors = {
   ...INGEST_ERRORS,
-  not_found: { status: 404, message: 'Not found.' },
-  invalid_state: { status: 422, message: 'That action is not valid in the current state.' },
-  internal_error: { status: 500, message: 'Internal error.' },
+  not_found: errorCodes.not_found,
+  invalid_state: errorCodes.invalid_state,
+  internal_error: errorCodes.internal_error,
 } as const satisfies Record<string, { status: number; message: string }>
 
 export type TowerErrorCode = keyof typeof towerErrors

@@ -1,4 +1,5 @@
 import { SlawError, notFound } from '../errors.js'
+import { isUuid } from './ids.js'
 
 /** Who is calling: resolved from the bearer token by the auth hook, or built by a host application. */
 export type Actor =
@@ -23,6 +24,18 @@ export function requireOperator(actor: Actor): void {
  */
 export function assertSquadVisible(actor: Actor, squadId: string, what = 'Resource'): void {
   if (actor.type === 'agent' && actor.squadId !== squadId) throw notFound(what)
+}
+
+/**
+ * A squad's record by id, when the actor may see it; 404 `<what> not found` otherwise: an id that is
+ * not a UUID names nothing (and never reaches SQL), and another squad's record is as unknown to an
+ * agent key as a missing one.
+ */
+export async function visibleById<T extends { squadId: string }>(actor: Actor, id: string, what: string, read: (id: string) => Promise<T | undefined>): Promise<T> {
+  const record = isUuid(id) ? await read(id) : undefined
+  if (!record) throw notFound(what)
+  assertSquadVisible(actor, record.squadId, what)
+  return record
 }
 
 /** Activity columns for an actor. */

@@ -1,7 +1,7 @@
 import { SlawError, invalid, notFound } from '../errors.js'
 import { UniqueViolation, type AgentPatch, type StorageSession } from '../contracts/storage.js'
 import type { Agent, ApiKeyRecord } from '../records.js'
-import { assertSquadVisible, isPrivileged, requireOperator, type Actor } from './actor.js'
+import { isPrivileged, requireOperator, visibleById, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
 import { hashToken, isUuid, newToken, uuidv7 } from './ids.js'
 import { mergeAdapterConfig, validateAdapterConfig } from './adapter-config.js'
@@ -45,11 +45,7 @@ export class AgentService {
   ) {}
 
   async visible(session: StorageSession, actor: Actor, agentId: string): Promise<Agent> {
-    if (!isUuid(agentId)) throw notFound('Agent')
-    const agent = await session.agents.get(agentId)
-    if (!agent) throw notFound('Agent')
-    assertSquadVisible(actor, agent.squadId, 'Agent')
-    return agent
+    return visibleById(actor, agentId, 'Agent', (id) => session.agents.get(id))
   }
 
   /**

@@ -1,8 +1,8 @@
-import { SlawError, invalid, notFound } from '../errors.js'
+import { SlawError, invalid } from '../errors.js'
 import type { StorageSession } from '../contracts/storage.js'
 import type { Approval, ApprovalComment, ApprovalStatus } from '../contracts/governance.js'
 import type { IssueSummary } from '../records.js'
-import { actorColumns, assertSquadVisible, isPrivileged, requireOperator, type Actor } from './actor.js'
+import { actorColumns, isPrivileged, requireOperator, visibleById, type Actor } from './actor.js'
 import type { AgentService, CreateAgentInput } from './agents.js'
 import type { ServiceContext } from './context.js'
 import { isUuid, uuidv7 } from './ids.js'
@@ -55,10 +55,7 @@ export class ApprovalService {
   ) {}
 
   async visible(session: StorageSession, actor: Actor, id: string): Promise<Approval> {
-    const approval = isUuid(id) ? await session.approvals.get(id) : undefined
-    if (!approval) throw notFound('Approval')
-    assertSquadVisible(actor, approval.squadId, 'Approval')
-    return approval
+    return visibleById(actor, id, 'Approval', (id) => session.approvals.get(id))
   }
 
   async get(actor: Actor, id: string): Promise<Approval & { issueIds: string[] }> {

@@ -1,9 +1,9 @@
-import { invalid, notFound } from '../errors.js'
+import { invalid } from '../errors.js'
 import type { GoalPatch, StorageSession } from '../contracts/storage.js'
 import type { Goal, GoalStatus } from '../records.js'
-import { assertSquadVisible, requireOperator, type Actor } from './actor.js'
+import { requireOperator, visibleById, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
-import { isUuid, uuidv7 } from './ids.js'
+import { uuidv7 } from './ids.js'
 import { recordActivity } from './recorder.js'
 import type { SquadService } from './squads.js'
 
@@ -22,10 +22,7 @@ export class GoalService {
   ) {}
 
   async visible(session: StorageSession, actor: Actor, id: string): Promise<Goal> {
-    const goal = isUuid(id) ? await session.goals.get(id) : undefined
-    if (!goal) throw notFound('Goal')
-    assertSquadVisible(actor, goal.squadId, 'Goal')
-    return goal
+    return visibleById(actor, id, 'Goal', (id) => session.goals.get(id))
   }
 
   get(actor: Actor, id: string): Promise<Goal> {

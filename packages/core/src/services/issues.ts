@@ -1,7 +1,7 @@
 import { SlawError, invalid, notFound } from '../errors.js'
 import { UniqueViolation, type IssuePatch, type NewIssue, type SquadRowLock, type StorageSession } from '../contracts/storage.js'
 import type { ActivityEntry, Agent, Issue, IssuePriority, IssueRef, IssueStatus, IssueSummary, Squad } from '../records.js'
-import { isPrivileged, type Actor } from './actor.js'
+import { isPrivileged, visibleById, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
 import { isUuid, uuidv7 } from './ids.js'
 import { outboxUpserts, recordActivities, recordActivity } from './recorder.js'
@@ -92,9 +92,7 @@ export class IssueService {
   /** Loads an issue the actor may see (by UUID, or by identifier when allowed), or 404. */
   /** `visible` by id, for a caller that reads the row itself (a batch reading each issue once). */
   async visibleRow(actor: Actor, id: string, read: (id: string) => Promise<Issue | undefined>): Promise<Issue> {
-    const issue = isUuid(id) ? await read(id) : undefined
-    if (!issue || (actor.type === 'agent' && actor.squadId !== issue.squadId)) throw notFound('Issue')
-    return issue
+    return visibleById(actor, id, 'Issue', read)
   }
 
   async visible(session: StorageSession, actor: Actor, idOrIdentifier: string, opts: { identifier?: boolean } = {}): Promise<Issue> {

@@ -1,8 +1,8 @@
-import { invalid, notFound } from '../errors.js'
+import { invalid } from '../errors.js'
 import type { ProjectPatch, StorageSession } from '../contracts/storage.js'
 import type { Workspace } from '../contracts/governance.js'
 import type { Project } from '../records.js'
-import { assertSquadVisible, requireOperator, type Actor } from './actor.js'
+import { requireOperator, visibleById, type Actor } from './actor.js'
 import type { BudgetService } from './budgets.js'
 import type { ServiceContext } from './context.js'
 import { projectUpsert } from './governance-outbox.js'
@@ -18,14 +18,8 @@ export interface CreateProjectInput {
   budgetCents?: number | null
 }
 
-export interface UpdateProjectInput {
-  name?: string
-  description?: string | null
-  status?: string
-  goalId?: string | null
-  budgetCents?: number | null
-  pauseReason?: Project['pauseReason']
-}
+/** What a caller may change; `pausedAt` follows `pauseReason`, set by the service. */
+export type UpdateProjectInput = Omit<ProjectPatch, 'pausedAt'>
 
 export interface CreateWorkspaceInput {
   name: string
@@ -49,10 +43,7 @@ export class ProjectService {
   ) {}
 
   async visible(session: StorageSession, actor: Actor, id: string): Promise<Project> {
-    const project = isUuid(id) ? await session.projects.get(id) : undefined
-    if (!project) throw notFound('Project')
-    assertSquadVisible(actor, project.squadId, 'Project')
-    return project
+    return visibleById(actor, id, 'Project', (id) => session.projects.get(id))
   }
 
   get(actor: Actor, id: string): Promise<Project> {

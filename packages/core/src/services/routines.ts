@@ -6,7 +6,7 @@ import type {
 } from '../contracts/routines.js'
 import type { StorageSession } from '../contracts/storage.js'
 import type { IssuePriority, Job } from '../records.js'
-import { actorColumns, assertSquadVisible, isPrivileged, systemActor, type Actor } from './actor.js'
+import { actorColumns, assertSquadVisible, isPrivileged, systemActor, visibleById, type Actor } from './actor.js'
 import type { EnvBinding } from './bindings.js'
 import type { ServiceContext } from './context.js'
 import { isUuid, uuidv7 } from './ids.js'
@@ -112,10 +112,7 @@ export class RoutineService {
   // Reads -------------------------------------------------------------------------------------------
 
   async visible(session: StorageSession, actor: Actor, id: string, opts: { forUpdate?: boolean } = {}): Promise<Routine> {
-    const routine = isUuid(id) ? await session.routines.get(id, opts) : undefined
-    if (!routine) throw notFound('Routine')
-    assertSquadVisible(actor, routine.squadId, 'Routine')
-    return routine
+    return visibleById(actor, id, 'Routine', (id) => session.routines.get(id, opts))
   }
 
   async get(actor: Actor, id: string): Promise<RoutineWithTriggers> {

@@ -13,9 +13,9 @@ import { SlawError, invalid, notFound, type ErrorDetail } from '../errors.js'
 import { Skill as FullCatalogSkillSchema, SkillCatalog, type Skill as FullCatalogSkill, type SkillDescriptor } from '../ingest/skills.js'
 import type { Squad } from '../records.js'
 import { presentSkill } from '../schemas/skills.js'
-import { assertSquadVisible, requireOperator, systemActor, type Actor } from './actor.js'
+import { requireOperator, systemActor, visibleById, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
-import { isUuid, uuidv7 } from './ids.js'
+import { uuidv7 } from './ids.js'
 import { recordActivity } from './recorder.js'
 import {
   catalogKeyPattern, keyFrom, readFrontMatter, skillContentHash, skillContentProblems, skillKeyPattern, skillLimits, trustLevelPattern,
@@ -116,10 +116,7 @@ export class SkillService implements TowerSkillsHook {
 
   /** A skill the actor may see, or 404 (another squad's skill included). */
   private async visible(session: StorageSession, actor: Actor, id: string): Promise<SquadSkill> {
-    const skill = isUuid(id) ? await session.skills.get(id) : undefined
-    if (!skill) throw notFound('Skill')
-    assertSquadVisible(actor, skill.squadId, 'Skill')
-    return skill
+    return visibleById(actor, id, 'Skill', (id) => session.skills.get(id))
   }
 
   // Local authoring -------------------------------------------------------------------------------
@@ -379,16 +376,8 @@ export class SkillService implements TowerSkillsHook {
 
 // Drafts: validated content ready to store --------------------------------------------------------
 
-interface Draft {
-  key: string
-  name: string
-  description: string | null
-  markdown: string
-  files: SkillFileEntry[]
-  sourceType: SkillSourceType
-  trustLevel: string
-  contentHash: string
-}
+/** A squad skill's content and labels, as written (the store adds ids, squad, version and times). */
+type Draft = Pick<SquadSkill, 'key' | 'name' | 'description' | 'markdown' | 'files' | 'sourceType' | 'trustLevel' | 'contentHash'>
 
 /** Validates a skill as written locally and computes its hash; throws 400 with every problem found. */
 function checkDraft(input: CreateSkillInput & { sourceType: SkillSourceType }, base = '', check = { key: true, trustLevel: true, content: true }): Draft {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { createServer, type Server } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter } from '../contracts/agent-adapter.js'
+import { gate, settle, within, type Gate, type Settled, type Within } from './async-helpers.js'
 import type { AdapterScenario } from './contract-agent.js'
 import type { ContractTest } from './contract-test.js'
+import { startStandIn } from './stand-in.js'
 
 /** Makes a fresh adapter. The kit closes every adapter it makes. */
 export type MakeAdapter = () => Promise<AgentAdapter> | AgentAdapter
@@ -306,7 +307,7 @@ interface ProbeRun {
 /** The kit's stand-in for slaw's API: each run gets its own SVC_API_URL under it. */
 async function startProbe(): Promise<{ run(): ProbeRun; close(): Promise<void> }> {
   const runs = new Map<string, { ran: Gate<void>; env: Gate<Record<string, string>>; held: Gate<void>; released: Gate<void>; holding: boolean }>()
-  const server: Server = createServer((req, res) => {
+  const probe = await startStandIn((req, res) => {
     const [, runId, area, what] = (req.url ?? '').split('/')
     const run = runs.get(runId ?? '')
     if (!run || area !== 'contract') {
@@ -336,61 +337,22 @@ async function startProbe(): Promise<{ run(): ProbeRun; close(): Promise<void> }
       res.writeHead(204).end()
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`
   return {
     run() {
       const id = randomUUID()
       const r = { ran: gate<void>(), env: gate<Record<string, string>>(), held: gate<void>(), released: gate<void>(), holding: false }
       runs.set(id, r)
-      return { id, apiUrl: `${base}/${id}`, ran: r.ran.promise, env: r.env.promise, held: r.held.promise, released: r.released.promise, holding: () => r.holding }
+      return { id, apiUrl: `${probe.url}/${id}`, ran: r.ran.promise, env: r.env.promise, held: r.held.promise, released: r.released.promise, holding: () => r.holding }
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
+    close: probe.close,
   }
 }
 
-interface Gate<T> {
-  promise: Promise<T>
-  open(value: T): void
-}
-
-function gate<T>(): Gate<T> {
-  let open!: (value: T) => void
-  const promise = new Promise<T>((resolve) => (open = resolve))
-  return { promise, open }
-}
-
-type Settled<T> = { value: T } | { error: unknown }
-
-function settle<T>(p: Promise<T>): Promise<Settled<T>> {
-  return p.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  )
-}
-
-/** `p`'s value, or `{timedOut: true}` after `ms`: how the kit waits without ever hanging. */
-async function within<T>(ms: number, p: Promise<T>): Promise<{ value: T } | { timedOut: true }> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<{ timedOut: true }>((resolve) => {
-    timer = setTimeout(() => resolve({ timedOut: true }), ms)
-  })
-  try {
-    return await Promise.race([p.then((value) => ({ value })), timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-function resultOf(outcome: { value: Settled<AdapterWakeResult> } | { timedOut: true }): AdapterWakeResult | undefined {
+function resultOf(outcome: Within<Settled<AdapterWakeResult>>): AdapterWakeResult | undefined {
   return 'value' in outcome && 'value' in outcome.value ? outcome.value.value : undefined
 }
 
-function describe(outcome: { value: Settled<unknown> } | { timedOut: true }): string {
+function describe(outcome: Within<Settled<unknown>>): string {
   if (!('value' in outcome)) return 'no answer within slackMs'
   if ('error' in outcome.value) return `a thrown ${outcome.value.error instanceof Error ? `${outcome.value.error.name}: ${outcome.value.error.message}` : String(outcome.value.error)}`
   const r = outcome.value.value as Partial<AdapterWakeResult> | undefined

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { LockProvider } from '../contracts/lock-provider.js'
 import { LockUnavailableError } from '../contracts/lock-provider.js'
+import { gate, settle, within, type Settled, type Within } from './async-helpers.js'
 import type { ContractTest } from './contract-test.js'
 
 /** What the kit asks of a provider it makes. A provider must honour every field that is set. */
@@ -339,48 +341,7 @@ function key(name: string): string {
   return `lock-contract:${runId}:${name}:${randomUUID()}`
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
-}
-
-interface Gate {
-  promise: Promise<void>
-  open(): void
-}
-function gate(): Gate {
-  let open!: () => void
-  const promise = new Promise<void>((resolve) => (open = resolve))
-  return { promise, open }
-}
-
-type Settled<T> = { value: T } | { error: unknown }
-function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
-  return promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  )
-}
-
-/**
- * Waits for `promise` at most `ms`, so a broken provider fails a test instead of hanging it.
- * A rejection comes back as a rejection.
- */
-async function within<T>(ms: number, promise: Promise<T>): Promise<{ value: T } | { timedOut: true }> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<{ timedOut: true }>((resolve) => {
-    timer = setTimeout(() => resolve({ timedOut: true }), ms)
-  })
-  const answer = promise.then((value) => ({ value }))
-  // A late rejection, after the timeout won, must not become an unhandled rejection.
-  answer.catch(() => {})
-  try {
-    return await Promise.race([answer, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-function describe(outcome: { value: Settled<unknown> } | { timedOut: true }): string {
+function describe(outcome: Within<Settled<unknown>>): string {
   if ('timedOut' in outcome) return 'no answer in time'
   if ('value' in outcome.value) return 'the lock'
   const error = outcome.value.error

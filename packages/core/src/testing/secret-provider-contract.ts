@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { inspect } from 'node:util'
 import type { SecretProvider, SecretProviderErrorCode } from '../contracts/secret-provider.js'
 import { SecretProviderError } from '../contracts/secret-provider.js'
+import { settle, type Settled } from './async-helpers.js'
 import type { ContractTest } from './contract-test.js'
 
 /**
@@ -375,7 +376,7 @@ function expectCode(t: ContractTest, failure: unknown, codes: SecretProviderErro
 }
 
 /** Whether `value` shows anywhere in `thing`: message, stack, cause chain, any property, however deep. */
-function leaks(thing: unknown, value: string): boolean {
+export function leaks(thing: unknown, value: string): boolean {
   if (value.length === 0) return false
   const seen: string[] = []
   let current: unknown = thing
@@ -398,19 +399,12 @@ function describeError(error: unknown): string {
   return inspect(error)
 }
 
-type Settled<T> = { value: T } | { error: unknown }
-function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
-  return promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  )
-}
 function describe(outcome: Settled<unknown>): string {
   return 'value' in outcome ? 'answered' : `threw ${describeError(outcome.error)}`
 }
 
 const runId = randomUUID().slice(0, 8)
 /** A fresh secret id, as slaw would pass (a UUID), tagged by run so a shared backend stays readable. */
-function secretId(): string {
+export function secretId(): string {
   return randomUUID().replace(/^.{8}/, runId)
 }

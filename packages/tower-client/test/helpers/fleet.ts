@@ -1,10 +1,10 @@
 import http from 'node:http'
 import { mkdtemp, rm } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import { createInstance, type SlawInstance, type Storage, type TowerClient } from '@slaw/core'
+import { startStandIn } from '@slaw/core/testing'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { pooledPgliteStorage } from '../../../core/test/helpers/backends.js'
 import { createTower, type Tower, type TowerOptions } from '@slaw/tower'
@@ -196,7 +196,7 @@ export async function faultProxy(t: Test, target: () => string): Promise<FaultPr
     if (rule) rule.left--
     return rule
   }
-  const server = http.createServer((req, res) => {
+  const server = await startStandIn((req, res) => {
     const path = (req.url ?? '').split('?')[0]!
     seen.set(path, (seen.get(path) ?? 0) + 1)
     const chunks: Buffer[] = []
@@ -247,19 +247,10 @@ export async function faultProxy(t: Test, target: () => string): Promise<FaultPr
       upstream.end(Buffer.concat(chunks))
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as AddressInfo).port
-  let closed = false
-  const close = () =>
-    new Promise<void>((resolve) => {
-      if (closed) return resolve()
-      closed = true
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
+  const { close } = server
   t.teardown(close)
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     fail: (r) => failures.push({ path: r.path, left: r.times, skip: r.skip ?? 0, status: r.status, headers: r.headers ?? {}, code: r.code }),
     dropResponses: (path, n) => drops.push({ path, left: n }),
     rewrite: (path, n, fn) => rewrites.push({ path, left: n, fn }),

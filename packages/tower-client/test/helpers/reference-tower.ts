@@ -1,8 +1,8 @@
 import http from 'node:http'
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
 import { gunzipSync } from 'node:zlib'
 import type { Test } from 'tap'
+import { startStandIn } from '@slaw/core/testing'
 
 /**
  * A double of the protocol's public reference tower (Botfather), written from its published wire
@@ -329,7 +329,7 @@ export async function referenceTower(t: Test, options: ReferenceTowerOptions = {
     throw new Refused(404, 'not_found', 'not found')
   }
 
-  const server = http.createServer((req, res) => {
+  const server = await startStandIn((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
@@ -353,16 +353,7 @@ export async function referenceTower(t: Test, options: ReferenceTowerOptions = {
       }
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  let closed = false
-  const close = () =>
-    new Promise<void>((resolve) => {
-      if (closed) return resolve()
-      closed = true
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
+  const { url, close } = server
   t.teardown(close)
   const byInstanceId = (instanceId: string) => [...instances.values()].find((i) => i.instanceId === instanceId)
   const ofType = (map: Map<string, Record<string, unknown>>, type: string) => [...map.values()].filter((r) => r.type === type)

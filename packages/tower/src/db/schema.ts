@@ -2,7 +2,7 @@ import type { ColumnType, Generated, RawBuilder } from 'kysely'
 
 /** Kysely's view of the tower's tables (see migrations/). int8 columns read as JS numbers (see database.ts). */
 type Big = number
-/** jsonb: written through db/json.ts's json(), read as the parsed value. */
+/** jsonb: written through storage-pg's json(), read as the parsed value. */
 type Json<T> = ColumnType<T, RawBuilder<unknown>, RawBuilder<unknown>>
 type CreatedAt = ColumnType<Date, never, never>
 type Timestamptz = ColumnType<Date, Date | string, Date | string>

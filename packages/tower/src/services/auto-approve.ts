@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { InstanceIdentity } from '@slaw/core/ingest'
+import { json } from '@slaw/storage-pg'
 import type { TowerDb } from '../db/database.js'
-import { json } from '../db/json.js'
 import { notFound } from '../errors.js'
 import { isUuid } from './keys.js'
 

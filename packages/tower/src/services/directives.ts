@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Directive, LimitSpec } from '@slaw/core/ingest'
+import { json } from '@slaw/storage-pg'
 import type { TowerDb } from '../db/database.js'
-import { json } from '../db/json.js'
 import { toSpec } from './limits.js'
 import { decodeCursor, pageSize, toPage, type Page, type PageQuery } from './pagination.js'
 

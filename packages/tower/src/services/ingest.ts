@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Fact, HeartbeatRequest, ManifestRequest, ManifestResponse, ResyncType, SyncRequest, SyncResponse, HeartbeatResponse } from '@slaw/core/ingest'
+import { json } from '@slaw/storage-pg'
 import type { TowerDb } from '../db/database.js'
-import { json } from '../db/json.js'
 import { TowerError } from '../errors.js'
 import type { Directives } from './directives.js'
 import { hashKey } from './keys.js'

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { LimitSpec } from '@slaw/core/ingest'
+import { json } from '@slaw/storage-pg'
 import type { TowerDb } from '../db/database.js'
-import { json } from '../db/json.js'
 
 /** A LimitSpec as an administrator writes it: the tower assigns the version. */
 export type LimitInput = Omit<LimitSpec, 'version' | 'window' | 'warnPercent'> & Partial<Pick<LimitSpec, 'window' | 'warnPercent'>>
