@@ -1,76 +1,20 @@
-import type { ColumnType, Generated, RawBuilder } from 'kysely'
+import type { Approval, ApprovalComment, BudgetIncident, CostEvent, Workspace } from '@slaw/core'
+import type { Counter, Table } from './table.js'
 
-/** Tables of migration 0002-governance (camelCase; see schema.ts). */
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
-type CreatedAt = ColumnType<Date, Date | string | undefined, never>
-type Json<T> = ColumnType<T, RawBuilder<unknown>, RawBuilder<unknown>>
-/** Counters that SQL adds to; never written as plain values by the application. */
-type Counter = ColumnType<number, number | undefined, number | RawBuilder<unknown>>
+/** Tables of migration 0002-governance (derived from their records; see table.ts). */
 
-export interface ApprovalsTable {
-  id: string
-  squadId: string
-  type: string
-  status: Generated<string>
-  requestedByAgentId: string | null
-  payload: Json<Record<string, unknown>>
-  decisionNote: string | null
-  decidedBy: string | null
-  decidedAt: Date | null
-  hiredAgentId: string | null
-  revision: ColumnType<number, number | undefined, number | RawBuilder<unknown>>
-  createdAt: CreatedAt
-  updatedAt: Timestamp
-}
+export type ApprovalsTable = Table<Approval, { generated: 'status'; json: 'payload' }, { revision: Counter }>
 
 export interface ApprovalIssuesTable {
   approvalId: string
   issueId: string
 }
 
-export interface ApprovalCommentsTable {
-  id: string
-  approvalId: string
-  squadId: string
-  body: string
-  authorType: string
-  authorId: string
-  createdAt: CreatedAt
-}
+export type ApprovalCommentsTable = Table<ApprovalComment>
 
-export interface WorkspacesTable {
-  id: string
-  projectId: string
-  squadId: string
-  name: string
-  cwd: string | null
-  repoUrl: string | null
-  repoRef: string | null
-  issueId: string | null
-  status: Generated<string>
-  metadata: Json<Record<string, unknown>>
-  createdAt: CreatedAt
-  updatedAt: Timestamp
-}
+export type WorkspacesTable = Table<Workspace, { generated: 'status'; json: 'metadata' }>
 
-export interface CostEventsTable {
-  id: string
-  squadId: string
-  agentId: string
-  issueId: string | null
-  projectId: string | null
-  provider: string
-  biller: string | null
-  billingType: string
-  model: string
-  inputTokens: number
-  cachedInputTokens: number
-  outputTokens: number
-  costCents: number
-  billingCode: string | null
-  occurredAt: Date
-  createdAt: CreatedAt
-}
+export type CostEventsTable = Table<CostEvent>
 
 export interface CostRollupsTable {
   squadId: string
@@ -85,19 +29,7 @@ export interface CostRollupsTable {
   events: Counter
 }
 
-export interface BudgetIncidentsTable {
-  id: string
-  squadId: string
-  scopeType: string
-  scopeId: string
-  metric: string
-  level: string
-  period: string
-  limitAmount: number
-  observedAmount: number
-  createdAt: CreatedAt
-  resolvedAt: Date | null
-}
+export type BudgetIncidentsTable = Table<BudgetIncident>
 
 export interface IssueStatusCountsTable {
   squadId: string

@@ -1,44 +1,11 @@
-import type { ColumnType, RawBuilder } from 'kysely'
-import type { SkillFileEntry } from '@slaw/core'
+import type { CatalogSkill, SquadSkill } from '@slaw/core'
+import type { Table, Timestamp } from './table.js'
 
-/** Tables of migration 0004-skills (camelCase; see schema.ts). */
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
-type CreatedAt = ColumnType<Date, Date | string | undefined, never>
-type Json<T> = ColumnType<T, RawBuilder<unknown>, RawBuilder<unknown>>
+/** Tables of migration 0004-skills (derived from their records; see table.ts). */
 
-export interface SkillsTable {
-  id: string
-  squadId: string
-  key: string
-  name: string
-  description: string | null
-  markdown: string
-  files: Json<SkillFileEntry[]>
-  sourceType: string
-  trustLevel: string
-  version: number
-  contentHash: string
-  createdAt: CreatedAt
-  updatedAt: Timestamp
-}
+export type SkillsTable = Table<SquadSkill, { json: 'files' }>
 
-export interface TowerSkillCatalogTable {
-  key: string
-  slug: string
-  name: string
-  description: string | null
-  category: string | null
-  trustLevel: string
-  version: number
-  contentHash: string
-  hasFiles: boolean
-  metadata: Json<Record<string, unknown> | null> | null
-  markdown: string
-  files: Json<SkillFileEntry[]>
-  updatedAt: Timestamp
-  catalogVersion: number
-  storedAt: Timestamp
-}
+export type TowerSkillCatalogTable = Table<CatalogSkill, { json: 'metadata' | 'files' }, { storedAt: Timestamp }>
 
 export interface TowerSkillCatalogStateTable {
   id: number

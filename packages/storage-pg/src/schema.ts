@@ -1,239 +1,61 @@
 import type { ColumnType, Generated, Insertable, RawBuilder, Selectable } from 'kysely'
+import type { ActivityEntry, Agent, AgentWakeup, ApiKeyRecord, Comment, Goal, HeartbeatRun, Interaction, Issue, IssueDocument, Job, OutboxEntry, Project, Squad } from '@slaw/core'
 import type { GovernanceTables } from './schema-governance.js'
 import type { SkillTables } from './schema-skills.js'
 import type { SecretTables } from './schema-secrets.js'
 import type { TowerTables } from './schema-tower.js'
 import type { RoutineTables } from './schema-routines.js'
+import type { Table, Timestamp } from './table.js'
 
-/** Table shapes as Kysely sees them (camelCase: the CamelCasePlugin maps to snake_case columns). */
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
-type CreatedAt = ColumnType<Date, Date | string | undefined, never>
-/** jsonb columns are written through `json()` (see sql-helpers.ts), never as raw JS values. */
-type Json<T> = ColumnType<T, RawBuilder<unknown>, RawBuilder<unknown>>
+/**
+ * Tables as Kysely sees them, each derived from the core record it stores (see table.ts): a table
+ * names only what differs from its record. A new record field is a new column with no edit here.
+ */
 
-export interface SquadsTable {
-  id: string
-  name: string
-  slug: string
-  status: Generated<string>
-  issuePrefix: string
-  issueCounter: Generated<number>
-  budgetMonthlyCents: number | null
-  budgetHardStop: Generated<boolean>
-  budgetMonthlyTokens: number | null
-  createdAt: CreatedAt
-  updatedAt: Timestamp
-}
+export type SquadsTable = Table<Squad, { generated: 'status' | 'budgetHardStop' }, { issueCounter: Generated<number>; budgetMonthlyTokens: number | null }>
 
-export interface AgentsTable {
-  id: string
-  squadId: string
-  name: string
-  role: string
-  title: string | null
-  status: Generated<string>
-  adapterType: string
-  reportsToAgentId: string | null
-  prompt: string | null
-  desiredSkills: Json<string[]>
-  permissions: Json<Record<string, unknown>>
-  instructionsPath: string | null
-  runtimeState: Json<Record<string, unknown>>
-  budgetMonthlyCents: number | null
-  budgetMonthlyTokens: number | null
-  pauseReason: string | null
-  adapterConfig: ColumnType<Record<string, unknown>, RawBuilder<unknown> | undefined, RawBuilder<unknown>>
-  webhookSecret: string | null
-  createdAt: CreatedAt
-  updatedAt: Timestamp
-}
+export type AgentsTable = Table<
+  Agent,
+  { generated: 'status' | 'adapterConfig'; json: 'desiredSkills' | 'permissions' | 'runtimeState' | 'adapterConfig' },
+  // The webhook secret is storage's alone: no Agent record, response or payload carries it.
+  { budgetMonthlyTokens: number | null; webhookSecret: string | null }
+>
 
-export interface ApiKeysTable {
-  id: string
-  kind: 'operator' | 'agent'
-  name: string
-  agentId: string | null
-  squadId: string | null
-  tokenHash: string
-  createdAt: CreatedAt
-  expiresAt: Date | null
-  revokedAt: Date | null
-  lastUsedAt: Date | null
-}
+export type ApiKeysTable = Table<ApiKeyRecord>
 
-export interface GoalsTable {
-  id: string
-  squadId: string
-  title: string
-  description: string | null
-  status: Generated<string>
-  dueDate: string | null
-  createdAt: CreatedAt
-  updatedAt: Timestamp
-}
+export type GoalsTable = Table<Goal, { generated: 'status' }>
 
-export interface ProjectsTable {
-  id: string
-  squadId: string
-  name: string
-  description: string | null
-  status: Generated<string>
-  goalId: string | null
-  budgetCents: number | null
-  pausedAt: Date | null
-  pauseReason: string | null
-  createdAt: CreatedAt
-  updatedAt: Timestamp
-}
+export type ProjectsTable = Table<Project, { generated: 'status' }>
 
-export interface IssuesTable {
-  id: string
-  squadId: string
-  number: number
-  identifier: string
-  title: string
-  description: string | null
-  status: string
-  priority: string
-  priorityRank: number
-  assigneeAgentId: string | null
-  assigneeUserId: string | null
-  checkoutAgentId: string | null
-  checkedOutAt: Date | null
-  parentId: string | null
-  goalId: string | null
-  projectId: string | null
-  billingCode: string | null
-  search: ColumnType<string, unknown, unknown>
-  createdAt: CreatedAt
-  updatedAt: Timestamp
-}
+export type IssuesTable = Table<Issue, {}, { priorityRank: number; search: ColumnType<string, unknown, unknown> }>
 
 export interface IssueBlockersTable {
   issueId: string
   blockedByIssueId: string
 }
 
-export interface CommentsTable {
-  id: string
-  issueId: string
-  squadId: string
-  body: string
-  authorType: string
-  authorId: string
-  createdAt: CreatedAt
-}
+export type CommentsTable = Table<Comment>
 
-export interface IssueDocumentsTable {
-  id: string
-  issueId: string
-  key: string
-  title: string
-  format: string
-  body: string
-  revisionId: string
-  createdAt: CreatedAt
-  updatedAt: Timestamp
-}
+export type IssueDocumentsTable = Table<IssueDocument>
 
-export interface InteractionsTable {
-  id: string
-  issueId: string
-  squadId: string
-  kind: string
-  payload: Json<Record<string, unknown>>
-  continuationPolicy: string | null
-  idempotencyKey: string | null
-  status: Generated<string>
-  response: Json<Record<string, unknown> | null> | null
-  createdByType: string
-  createdById: string
-  resolvedAt: Date | null
-  createdAt: CreatedAt
-}
+export type InteractionsTable = Table<Interaction, { generated: 'status'; json: 'payload' | 'response' }>
 
-export interface ActivityTable {
-  id: string
-  squadId: string
-  actorType: string
-  actorId: string
-  action: string
-  entityType: string
-  entityId: string
-  agentId: string | null
-  runId: string | null
-  details: Json<Record<string, unknown> | null> | null
-  createdAt: CreatedAt
-}
+export type ActivityTable = Table<ActivityEntry, { json: 'details' }>
 
-export interface OutboxTable {
-  id: Generated<number>
-  txid: Generated<number>
-  pubSeq: number | null
-  kind: string
-  entityType: string
-  entityId: string
-  squadId: string | null
-  payload: Json<Record<string, unknown>>
-  createdAt: CreatedAt
-}
+/** `seq` is the published order (`pubSeq`), read as a string. */
+export type OutboxTable = Table<OutboxEntry, { json: 'payload'; omit: 'seq' }, { id: Generated<number>; txid: Generated<number>; pubSeq: number | null }>
 
-export interface JobsTable {
-  id: string
-  kind: string
-  squadId: string | null
-  payload: Json<Record<string, unknown>>
-  status: Generated<string>
-  attempts: Generated<number>
-  maxAttempts: Generated<number>
-  dedupeKey: string | null
-  runAt: Timestamp
-  lockedBy: string | null
-  lockedUntil: Date | null
-  result: Json<Record<string, unknown> | null> | null
-  error: string | null
-  createdAt: CreatedAt
-  finishedAt: Date | null
-}
+export type JobsTable = Table<Job, { generated: 'status' | 'attempts' | 'maxAttempts'; json: 'payload' | 'result' }, { runAt: Timestamp }>
 
-export interface AgentWakeupsTable {
-  id: string
-  squadId: string
-  agentId: string
-  issueId: string | null
-  reason: string
-  status: Generated<string>
-  createdAt: CreatedAt
-}
+export type AgentWakeupsTable = Table<AgentWakeup, { generated: 'status' }>
 
-export interface HeartbeatRunsTable {
-  id: string
-  squadId: string
-  agentId: string
-  issueId: string | null
-  reason: string
-  status: Generated<string>
-  liveness: string | null
-  approvalId: string | null
-  commentId: string | null
-  routineRunId: string | null
-  coalescedCount: Generated<number>
-  continuationDepth: Generated<number>
-  nodeId: string | null
-  startedAt: Date | null
-  finishedAt: Date | null
-  deadlineAt: Date | null
-  exitCode: number | null
-  httpStatus: number | null
-  error: string | null
-  summary: string | null
-  inputTokens: ColumnType<string | number, number | undefined, number | RawBuilder<unknown>>
-  outputTokens: ColumnType<string | number, number | undefined, number | RawBuilder<unknown>>
-  costCents: ColumnType<string | number, number | undefined, number | RawBuilder<unknown>>
-  outputTail: string | null
-  createdAt: CreatedAt
-  updatedAt: Timestamp
-}
+/** Token and cost figures SQL adds to (the record's `usage`). */
+type UsageColumn = ColumnType<string | number, number | undefined, number | RawBuilder<unknown>>
+export type HeartbeatRunsTable = Table<
+  HeartbeatRun,
+  { generated: 'status' | 'coalescedCount' | 'continuationDepth'; omit: 'usage' },
+  { inputTokens: UsageColumn; outputTokens: UsageColumn; costCents: UsageColumn }
+>
 
 export interface HeartbeatRunDaysTable {
   squadId: string

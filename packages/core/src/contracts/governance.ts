@@ -1,4 +1,5 @@
 import type { ActivityEntry, ActorType, Agent, Goal, GoalStatus, IssueSummary, Project } from '../records.js'
+import type { Approval, ApprovalComment, ApprovalStatus, ApprovalType, BudgetIncident, BudgetLevel, BudgetMetric, BudgetScopeType, CostEvent, Workspace } from '../records/governance.js'
 import type { NewOutboxEntry } from './storage.js'
 
 /**
@@ -9,77 +10,8 @@ import type { NewOutboxEntry } from './storage.js'
 
 // Records --------------------------------------------------------------------------------------
 
-export const approvalTypes = ['request_board_approval', 'hire_agent'] as const
-export type ApprovalType = (typeof approvalTypes)[number]
-export const approvalStatuses = ['pending', 'approved', 'rejected', 'revision_requested'] as const
-export type ApprovalStatus = (typeof approvalStatuses)[number]
-
-export interface Approval {
-  id: string
-  squadId: string
-  type: ApprovalType
-  status: ApprovalStatus
-  /** The agent that asked; null when an Operator filed it (an Operator-requested hire). */
-  requestedByAgentId: string | null
-  payload: Record<string, unknown>
-  decisionNote: string | null
-  /** Activity-style actor id of whoever decided (or sent it back), e.g. `operator:<keyId>`. */
-  decidedBy: string | null
-  decidedAt: Date | null
-  /** For an approved `hire_agent` approval: the agent it created. */
-  hiredAgentId: string | null
-  /** Counts resubmissions: 1 on create, +1 on each resubmit. */
-  revision: number
-  createdAt: Date
-  updatedAt: Date
-}
-
-export interface ApprovalComment {
-  id: string
-  approvalId: string
-  squadId: string
-  body: string
-  authorType: ActorType
-  authorId: string
-  createdAt: Date
-}
-
-export interface Workspace {
-  id: string
-  projectId: string
-  squadId: string
-  name: string
-  cwd: string | null
-  repoUrl: string | null
-  repoRef: string | null
-  issueId: string | null
-  status: 'active' | 'archived'
-  metadata: Record<string, unknown>
-  createdAt: Date
-  updatedAt: Date
-}
-
-export const billingTypes = ['metered_api', 'subscription_included', 'subscription_overage'] as const
-export type BillingType = (typeof billingTypes)[number]
-
-export interface CostEvent {
-  id: string
-  squadId: string
-  agentId: string
-  issueId: string | null
-  projectId: string | null
-  provider: string
-  biller: string | null
-  billingType: BillingType
-  model: string
-  inputTokens: number
-  cachedInputTokens: number
-  outputTokens: number
-  costCents: number
-  billingCode: string | null
-  occurredAt: Date
-  createdAt: Date
-}
+// The stored records are defined in records/governance.ts; the figures below are computed.
+export * from '../records/governance.js'
 
 /** Summed figures; `subscriptionTokens` are the tokens of subscription-billed events (token ceilings count them). */
 export interface CostTotals {
@@ -101,24 +33,6 @@ export interface RollupKey {
   /** '' for the squad, else the agent id, project id or provider name. */
   key: string
   period: Period
-}
-
-export type BudgetScopeType = 'squad' | 'agent' | 'project'
-export type BudgetMetric = 'cents' | 'tokens'
-export type BudgetLevel = 'soft' | 'hard'
-
-export interface BudgetIncident {
-  id: string
-  squadId: string
-  scopeType: BudgetScopeType
-  scopeId: string
-  metric: BudgetMetric
-  level: BudgetLevel
-  period: Period
-  limitAmount: number
-  observedAmount: number
-  createdAt: Date
-  resolvedAt: Date | null
 }
 
 /** Everything a checkout guard needs to judge budgets, read in one round trip. */

@@ -6,76 +6,15 @@
  * Part of the Storage contract (storage.ts re-exports everything here).
  */
 
-export type SecretStatus = 'active' | 'disabled' | 'archived' | 'deleted'
-export type SecretManagedMode = 'svc_managed' | 'external_reference'
+import type { SecretAccessEvent, SecretProviderConfigRecord, SecretRecord, SecretVersionRecord } from '../records/secrets.js'
 
-export interface SecretRecord {
-  id: string
-  squadId: string
-  /** Unique among the squad's secrets that are not deleted. */
-  key: string
-  name: string
-  provider: string
-  providerConfigId: string | null
-  status: SecretStatus
-  managedMode: SecretManagedMode
-  externalRef: string | null
-  latestVersion: number
-  description: string | null
-  providerMetadata: Record<string, unknown> | null
-  lastResolvedAt: Date | null
-  lastRotatedAt: Date | null
-  createdAt: Date
-  updatedAt: Date
-}
+// The records are defined in records/secrets.ts.
+export * from '../records/secrets.js'
 
 export type NewSecret = Omit<SecretRecord, 'lastResolvedAt' | 'lastRotatedAt' | 'createdAt' | 'updatedAt'>
 export type SecretPatch = Partial<Pick<SecretRecord, 'name' | 'key' | 'status' | 'providerConfigId' | 'description' | 'externalRef' | 'providerMetadata' | 'lastRotatedAt'>>
-
-export interface SecretVersionRecord {
-  secretId: string
-  version: number
-  provider: string
-  providerConfigId: string | null
-  /** The provider's reference (for `local_encrypted`: the envelope); never shown to anyone. */
-  ref: string
-  /** The master key id a `local_encrypted` envelope was written under; null for other providers. */
-  keyId: string | null
-  providerVersionRef: string | null
-  createdAt: Date
-}
 export type NewSecretVersion = Omit<SecretVersionRecord, 'createdAt'>
-
-export interface SecretAccessEvent {
-  id: string
-  secretId: string
-  squadId: string
-  /** The version asked for, once known (null when the secret could not be read at all). */
-  version: number | null
-  provider: string
-  actorType: string
-  actorId: string
-  consumerType: string
-  consumerId: string
-  configPath: string | null
-  issueId: string | null
-  heartbeatRunId: string | null
-  outcome: 'success' | 'failure'
-  errorCode: string | null
-  createdAt: Date
-}
 export type NewSecretAccessEvent = Omit<SecretAccessEvent, 'createdAt'>
-
-export interface SecretProviderConfigRecord {
-  id: string
-  squadId: string
-  provider: string
-  name: string
-  config: Record<string, unknown>
-  isDefault: boolean
-  createdAt: Date
-  updatedAt: Date
-}
 export type NewSecretProviderConfig = Omit<SecretProviderConfigRecord, 'createdAt' | 'updatedAt'>
 export type SecretProviderConfigPatch = Partial<Pick<SecretProviderConfigRecord, 'name' | 'config'>>
 

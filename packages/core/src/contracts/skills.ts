@@ -4,63 +4,16 @@
  * Part of the Storage contract (storage.ts re-exports everything here).
  */
 
-/** How a squad skill came to be: written through the API, read from a file, or copied from the tower. */
-export type SkillSourceType = 'local' | 'import' | 'tower'
+import type { CatalogSkill, SquadSkill } from '../records/skills.js'
 
-/** An inline file of a skill. `base64` content is binary; `utf8` content is text without NUL. */
-export interface SkillFileEntry {
-  path: string
-  content: string
-  encoding: 'utf8' | 'base64'
-}
-
-export interface SquadSkill {
-  id: string
-  squadId: string
-  /** Unique within the squad; never changes. */
-  key: string
-  name: string
-  description: string | null
-  markdown: string
-  files: SkillFileEntry[]
-  sourceType: SkillSourceType
-  trustLevel: string
-  /** Grows by one on every change (for a tower copy: the catalog skill's own version). */
-  version: number
-  /** Hex SHA-256 of markdown and files (see `skillContentHash`). */
-  contentHash: string
-  createdAt: Date
-  updatedAt: Date
-}
+// The records are defined in records/skills.ts.
+export * from '../records/skills.js'
 
 /** A squad skill without its content, as lists return it. */
 export type SquadSkillSummary = Omit<SquadSkill, 'markdown' | 'files'> & { hasFiles: boolean }
 
 export type NewSquadSkill = Omit<SquadSkill, 'createdAt' | 'updatedAt'>
 export type SquadSkillPatch = Partial<Pick<SquadSkill, 'name' | 'description' | 'markdown' | 'files' | 'sourceType' | 'trustLevel' | 'version' | 'contentHash'>>
-
-/** One skill of the tower's catalog, with its content, as this instance stored it. */
-export interface CatalogSkill {
-  key: string
-  slug: string
-  name: string
-  description: string | null
-  category: string | null
-  trustLevel: string
-  /** The tower's per-skill version. */
-  version: number
-  contentHash: string
-  hasFiles: boolean
-  metadata: Record<string, unknown> | null
-  markdown: string
-  files: SkillFileEntry[]
-  /** The descriptor's `updatedAt` on the tower. */
-  updatedAt: Date
-  /** The catalogVersion of the pull that last wrote this row. */
-  catalogVersion: number
-  /** When this instance last wrote the row. */
-  storedAt: Date
-}
 
 /** A catalog skill without its content. */
 export type CatalogSkillSummary = Omit<CatalogSkill, 'markdown' | 'files'>

@@ -1,23 +1,9 @@
-import { Type } from '@sinclair/typebox'
-import type { ActivityEntry } from '../records.js'
-import { Nullable, Timestamp, Uuid, iso } from './common.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { ActivityEntryRecord, type ActivityEntry } from '../records.js'
+import { Nullable, Uuid, iso } from './common.js'
 
-export const ActivitySchema = Type.Object(
-  {
-    id: Uuid,
-    squadId: Uuid,
-    actorType: Type.String(),
-    actorId: Type.String(),
-    action: Type.String(),
-    entityType: Type.String(),
-    entityId: Type.String(),
-    agentId: Nullable(Uuid),
-    runId: Nullable(Uuid),
-    details: Nullable(Type.Record(Type.String(), Type.Unknown())),
-    createdAt: Timestamp,
-  },
-  { $id: 'ActivityEntry', title: 'ActivityEntry' },
-)
+// The actor type is documented as a plain string, as it always was.
+export const ActivitySchema = Type.Object({ ...ActivityEntryRecord.properties, actorType: Type.String() }, { $id: 'ActivityEntry', title: 'ActivityEntry' })
 export const ActivityQuery = Type.Object({
   agentId: Type.Optional(Type.String({ maxLength: 64 })),
   entityType: Type.Optional(Type.String({ maxLength: 100 })),
@@ -31,11 +17,11 @@ export const CreateActivityBody = Type.Object(
     action: Type.String({ minLength: 1, maxLength: 200, pattern: '^[a-z0-9_]+(\\.[a-z0-9_]+)*$' }),
     entityType: Type.String({ minLength: 1, maxLength: 100 }),
     entityId: Type.String({ minLength: 1, maxLength: 200 }),
-    actorType: Type.Optional(Type.Union([Type.Literal('agent'), Type.Literal('user'), Type.Literal('system'), Type.Literal('plugin')])),
+    actorType: Type.Optional(ActivityEntryRecord.properties.actorType),
     agentId: Type.Optional(Nullable(Uuid)),
     details: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 100 }))),
   },
   { additionalProperties: false },
 )
 
-export const presentActivity = (a: ActivityEntry) => ({ ...a, createdAt: iso(a.createdAt) })
+export const presentActivity = (a: ActivityEntry): Static<typeof ActivitySchema> => ({ ...a, createdAt: iso(a.createdAt) })

@@ -1,29 +1,14 @@
 import { Type } from '@sinclair/typebox'
-import type { Agent, ApiKeyRecord } from '../records.js'
-import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
+import { AgentRecord, ApiKeyRecord, type Agent } from '../records.js'
+import { Nullable, Uuid, iso, isoOrNull } from './common.js'
 
-const AgentStatus = Type.Union(['active', 'paused', 'terminated', 'running', 'error'].map((s) => Type.Literal(s)))
-
+// The runtime state has its own endpoint (RuntimeStateSchema).
+const agentFields = Type.Omit(AgentRecord, ['runtimeState']).properties
 export const AgentSchema = Type.Object(
   {
-    id: Uuid,
-    squadId: Uuid,
-    name: Type.String(),
-    role: Type.String(),
-    title: Nullable(Type.String()),
-    status: AgentStatus,
-    adapterType: Type.String(),
-    reportsToAgentId: Nullable(Uuid),
-    prompt: Nullable(Type.String()),
-    desiredSkills: Type.Array(Type.String()),
-    permissions: Type.Record(Type.String(), Type.Unknown()),
-    instructionsPath: Nullable(Type.String()),
-    budgetMonthlyCents: Nullable(Type.Integer()),
-    pauseReason: Nullable(Type.String()),
+    ...agentFields,
     /** Operator only: never shown to an agent key. */
-    adapterConfig: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
+    adapterConfig: Type.Optional(agentFields.adapterConfig),
   },
   { $id: 'Agent', title: 'Agent' },
 )
@@ -32,22 +17,18 @@ export const AgentSchema = Type.Object(
  * What another agent sees of an agent: the fields SERVICE-SPEC shows for GET /api/agents/{id}.
  * Prompt, permissions, instructions path and budget are for the agent itself and the Operator.
  */
-export const AgentPeerSchema = Type.Object(
-  { id: Uuid, squadId: Uuid, name: Type.String(), role: Type.String(), title: Nullable(Type.String()), status: AgentStatus, adapterType: Type.String() },
-  { $id: 'AgentPeer', title: 'AgentPeer', additionalProperties: false },
-)
+export const AgentPeerSchema = Type.Object(Type.Pick(AgentRecord, ['id', 'squadId', 'name', 'role', 'title', 'status', 'adapterType']).properties, {
+  $id: 'AgentPeer',
+  title: 'AgentPeer',
+  additionalProperties: false,
+})
 export const presentAgentPeer = (a: Agent) => ({ id: a.id, squadId: a.squadId, name: a.name, role: a.role, title: a.title, status: a.status, adapterType: a.adapterType })
 
-export const AgentListItem = Type.Object({ id: Uuid, name: Type.String(), role: Type.String(), title: Nullable(Type.String()), status: AgentStatus, reportsToAgentId: Nullable(Uuid) })
+export const AgentListItem = Type.Object(Type.Pick(AgentRecord, ['id', 'name', 'role', 'title', 'status', 'reportsToAgentId']).properties)
 
-export const ChainLink = Type.Object({ id: Uuid, name: Type.String(), role: Type.String() })
+export const ChainLink = Type.Object(Type.Pick(AgentRecord, ['id', 'name', 'role']).properties)
 export const AgentMe = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  role: Type.String(),
-  title: Nullable(Type.String()),
-  squadId: Uuid,
-  status: AgentStatus,
+  ...Type.Pick(AgentRecord, ['id', 'name', 'role', 'title', 'squadId', 'status']).properties,
   chainOfCommand: Type.Array(ChainLink),
 })
 
@@ -83,13 +64,16 @@ export const UpdateAgentBody = Type.Object(
 export const PermissionsBody = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 100 })
 export const InstructionsPathBody = Type.Object({ instructionsPath: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false })
 
-export const KeySchema = Type.Object({ id: Uuid, name: Type.String(), createdAt: Timestamp, expiresAt: Nullable(Timestamp) }, { $id: 'ApiKey', title: 'ApiKey' })
+export const KeySchema = Type.Object(Type.Pick(ApiKeyRecord, ['id', 'name', 'createdAt', 'expiresAt']).properties, { $id: 'ApiKey', title: 'ApiKey' })
 export const CreateKeyBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 200 }), expiresAt: Type.Optional(Type.String({ format: 'date-time' })) },
   { additionalProperties: false },
 )
 
-/** The agent as a response shows it; `adapterConfig` only with `withConfig` (an Operator asking). */
+/**
+ * The agent as a response shows it; `adapterConfig` only with `withConfig` (an Operator asking).
+ * Fields are listed, not spread, so that a secret column can never slip into a response.
+ */
 export const presentAgent = (a: Agent, withConfig = false) => ({
   id: a.id,
   squadId: a.squadId,

@@ -1,27 +1,12 @@
-import { Type } from '@sinclair/typebox'
-import { approvalStatuses, type Approval, type ApprovalComment } from '../contracts/governance.js'
-import { CommaList, Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { ApprovalCommentRecord, ApprovalRecord, approvalStatuses, type Approval, type ApprovalComment } from '../contracts/governance.js'
+import { CommaList, Nullable, Uuid, iso, isoOrNull } from './common.js'
 
-export const ApprovalStatus = Type.Union(approvalStatuses.map((s) => Type.Literal(s)))
-export const ApprovalType = Type.Union([Type.Literal('request_board_approval'), Type.Literal('hire_agent')])
+export const ApprovalStatus = ApprovalRecord.properties.status
+export const ApprovalType = ApprovalRecord.properties.type
 
-const approvalFields = {
-  id: Uuid,
-  squadId: Uuid,
-  type: ApprovalType,
-  status: ApprovalStatus,
-  requestedByAgentId: Nullable(Uuid),
-  payload: Type.Record(Type.String(), Type.Unknown()),
-  decisionNote: Nullable(Type.String()),
-  decidedBy: Nullable(Type.String()),
-  decidedAt: Nullable(Timestamp),
-  hiredAgentId: Nullable(Uuid),
-  revision: Type.Integer(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-}
-export const ApprovalSchema = Type.Object(approvalFields, { $id: 'Approval', title: 'Approval' })
-export const ApprovalDetailSchema = Type.Object({ ...approvalFields, issueIds: Type.Array(Uuid) }, { $id: 'ApprovalDetail', title: 'ApprovalDetail' })
+export const ApprovalSchema = Type.Object(ApprovalRecord.properties, { $id: 'Approval', title: 'Approval' })
+export const ApprovalDetailSchema = Type.Object({ ...ApprovalRecord.properties, issueIds: Type.Array(Uuid) }, { $id: 'ApprovalDetail', title: 'ApprovalDetail' })
 
 export const BoardPayload = Type.Object(
   {
@@ -71,13 +56,15 @@ export const ApprovalListQuery = Type.Object({
 
 export const HireAccepted = Type.Object({ approvalId: Uuid, status: ApprovalStatus, approval: ApprovalSchema })
 
+// The author type is documented as a plain string, as it always was.
 export const ApprovalCommentSchema = Type.Object(
-  { id: Uuid, approvalId: Uuid, body: Type.String(), authorType: Type.String(), authorId: Type.String(), createdAt: Timestamp },
+  { ...Type.Omit(ApprovalCommentRecord, ['squadId']).properties, authorType: Type.String() },
   { $id: 'ApprovalComment', title: 'ApprovalComment' },
 )
 export const CreateApprovalCommentBody = Type.Object({ body: Type.String({ minLength: 1, maxLength: 50_000 }) }, { additionalProperties: false })
 
-export const presentApproval = (a: Approval) => ({
+/** Fields are listed, not spread: the payload is filtered on purpose. */
+export const presentApproval = (a: Approval): Static<typeof ApprovalSchema> => ({
   id: a.id,
   squadId: a.squadId,
   type: a.type,
@@ -94,16 +81,9 @@ export const presentApproval = (a: Approval) => ({
   updatedAt: iso(a.updatedAt),
 })
 
-export const presentApprovalDetail = (a: Approval & { issueIds: string[] }) => ({ ...presentApproval(a), issueIds: a.issueIds })
+export const presentApprovalDetail = (a: Approval & { issueIds: string[] }): Static<typeof ApprovalDetailSchema> => ({ ...presentApproval(a), issueIds: a.issueIds })
 
-export const presentApprovalComment = (c: ApprovalComment) => ({
-  id: c.id,
-  approvalId: c.approvalId,
-  body: c.body,
-  authorType: c.authorType,
-  authorId: c.authorId,
-  createdAt: iso(c.createdAt),
-})
+export const presentApprovalComment = (c: ApprovalComment): Static<typeof ApprovalCommentSchema> => ({ ...c, createdAt: iso(c.createdAt) })
 
 function withoutAdapterConfig(payload: Record<string, unknown>): Record<string, unknown> {
   if (!('adapterConfig' in payload)) return payload

@@ -1,8 +1,8 @@
-import { Type, type TSchema } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 
-export const Uuid = Type.String({ format: 'uuid' })
+export { Nullable, Uuid } from '../records/fields.js'
+/** A timestamp in a body or a computed response; record fields use the records' `DateTime`. */
 export const Timestamp = Type.String({ format: 'date-time' })
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 /**
  * Path ids are plain strings on purpose: a malformed UUID must answer 404 like an unknown one

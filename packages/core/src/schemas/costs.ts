@@ -1,5 +1,5 @@
-import { Type } from '@sinclair/typebox'
-import { billingTypes, type BudgetIncident, type CostEvent } from '../contracts/governance.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { BudgetIncidentRecord, CostEventRecord, type BudgetIncident, type CostEvent } from '../contracts/governance.js'
 import type { AgentBudgetView, BudgetOverview, ProjectBudgetView, QuotaWindow } from '../services/budgets.js'
 import type { CostSummary, SpendWindow } from '../services/costs.js'
 import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
@@ -7,29 +7,9 @@ import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
 /** Cents and tokens per event: non-negative integers, capped far above any real bill. */
 const Amount = Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 })
 const Limit = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000_000 }))
-export const BillingType = Type.Union(billingTypes.map((b) => Type.Literal(b)))
+export const BillingType = CostEventRecord.properties.billingType
 
-export const CostEventSchema = Type.Object(
-  {
-    id: Uuid,
-    squadId: Uuid,
-    agentId: Uuid,
-    issueId: Nullable(Uuid),
-    projectId: Nullable(Uuid),
-    provider: Type.String(),
-    biller: Nullable(Type.String()),
-    billingType: BillingType,
-    model: Type.String(),
-    inputTokens: Type.Integer(),
-    cachedInputTokens: Type.Integer(),
-    outputTokens: Type.Integer(),
-    costCents: Type.Integer(),
-    billingCode: Nullable(Type.String()),
-    occurredAt: Timestamp,
-    createdAt: Timestamp,
-  },
-  { $id: 'CostEvent', title: 'CostEvent' },
-)
+export const CostEventSchema = Type.Object(CostEventRecord.properties, { $id: 'CostEvent', title: 'CostEvent' })
 
 const Name = (max: number) => Type.String({ minLength: 1, maxLength: max, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' })
 export const RecordCostBody = Type.Object(
@@ -116,16 +96,12 @@ export const ProjectBudgetSchema = Type.Object({
   pausedAt: Nullable(Timestamp),
   pauseReason: Nullable(Type.String()),
 })
+// Scope type, metric and level are documented as plain strings, as they always were.
 export const IncidentSchema = Type.Object({
-  id: Uuid,
+  ...Type.Pick(BudgetIncidentRecord, ['id', 'scopeType', 'scopeId', 'metric', 'level', 'period', 'limitAmount', 'observedAmount', 'createdAt']).properties,
   scopeType: Type.String(),
-  scopeId: Uuid,
   metric: Type.String(),
   level: Type.String(),
-  period: Type.String(),
-  limitAmount: Type.Integer(),
-  observedAmount: Type.Integer(),
-  createdAt: Timestamp,
 })
 export const BudgetOverviewSchema = Type.Object({
   squadId: Uuid,
@@ -153,10 +129,10 @@ export const QuotaWindowSchema = Type.Object({
   hardStop: Type.Boolean(),
 })
 
-export const presentCostEvent = (e: CostEvent) => ({ ...e, occurredAt: iso(e.occurredAt), createdAt: iso(e.createdAt) })
+export const presentCostEvent = (e: CostEvent): Static<typeof CostEventSchema> => ({ ...e, occurredAt: iso(e.occurredAt), createdAt: iso(e.createdAt) })
 export const presentCostSummary = (s: CostSummary) => ({ ...s, periodStart: iso(s.periodStart), periodEnd: iso(s.periodEnd) })
 export const presentSpendWindow = (w: SpendWindow) => ({ ...w, startsAt: iso(w.startsAt), endsAt: iso(w.endsAt) })
-export const presentIncident = (i: BudgetIncident) => ({
+export const presentIncident = (i: BudgetIncident): Static<typeof IncidentSchema> => ({
   id: i.id,
   scopeType: i.scopeType,
   scopeId: i.scopeId,

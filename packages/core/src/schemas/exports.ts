@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { issuePriorities, issueStatuses, type Job } from '../records.js'
-import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
+import { JobRecord, issuePriorities, issueStatuses, type Job } from '../records.js'
+import { Nullable, Uuid, iso, isoOrNull } from './common.js'
 
 /** The parts of a squad an export can carry. */
 export const exportParts = ['squad', 'agents', 'issues', 'skills'] as const
@@ -22,20 +22,17 @@ export const ExportPreview = Type.Object({
 
 export const ExportStarted = Type.Object({ jobId: Uuid, status: Type.Literal('queued') })
 
+/** An export is a job: its fields, with the parts asked for (from the job's payload). */
 export const ExportJobSchema = Type.Object(
   {
-    id: Uuid,
-    squadId: Nullable(Uuid),
-    status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')]),
+    ...Type.Pick(JobRecord, ['id', 'squadId', 'status']).properties,
     include: Type.Array(ExportPartSchema),
-    createdAt: Timestamp,
-    finishedAt: Nullable(Timestamp),
-    error: Nullable(Type.String()),
+    ...Type.Pick(JobRecord, ['createdAt', 'finishedAt', 'error']).properties,
   },
   { $id: 'ExportJob', title: 'ExportJob' },
 )
 
-export const presentExportJob = (job: Job) => ({
+export const presentExportJob = (job: Job): Static<typeof ExportJobSchema> => ({
   id: job.id,
   squadId: job.squadId,
   status: job.status,

@@ -1,32 +1,29 @@
-import { Type } from '@sinclair/typebox'
-import { issuePriorities, issueStatuses, type Comment, type Interaction, type Issue, type IssueDocument, type IssueRef, type IssueSummary } from '../records.js'
+import { Type, type Static } from '@sinclair/typebox'
+import {
+  CommentRecord,
+  InteractionRecord,
+  IssueDocumentRecord,
+  IssueRecord,
+  IssueRefRecord,
+  IssueSummaryRecord,
+  issueStatuses,
+  type Comment,
+  type Interaction,
+  type Issue,
+  type IssueDocument,
+  type IssueRef,
+  type IssueSummary,
+} from '../records.js'
 import type { IssueDetail } from '../services/issues.js'
 import { CommaList, Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
 
-export const IssueStatus = Type.Union(issueStatuses.map((s) => Type.Literal(s)))
-export const IssuePriority = Type.Union(issuePriorities.map((s) => Type.Literal(s)))
+export const IssueStatus = IssueRecord.properties.status
+export const IssuePriority = IssueRecord.properties.priority
 
-export const IssueRefSchema = Type.Object({ id: Uuid, identifier: Type.String(), title: Type.String(), status: IssueStatus })
+export const IssueRefSchema = Type.Object(IssueRefRecord.properties)
 
-const issueFields = {
-  id: Uuid,
-  squadId: Uuid,
-  identifier: Type.String(),
-  title: Type.String(),
-  description: Nullable(Type.String()),
-  status: IssueStatus,
-  priority: IssuePriority,
-  assigneeAgentId: Nullable(Uuid),
-  assigneeUserId: Nullable(Type.String()),
-  checkoutAgentId: Nullable(Uuid),
-  checkedOutAt: Nullable(Timestamp),
-  parentId: Nullable(Uuid),
-  goalId: Nullable(Uuid),
-  projectId: Nullable(Uuid),
-  billingCode: Nullable(Type.String()),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-}
+// The issue's number shows only inside its identifier.
+const issueFields = Type.Omit(IssueRecord, ['number']).properties
 export const IssueSchema = Type.Object(issueFields, { $id: 'Issue', title: 'Issue' })
 export const IssueDetailSchema = Type.Object(
   {
@@ -38,8 +35,8 @@ export const IssueDetailSchema = Type.Object(
   },
   { $id: 'IssueDetail', title: 'IssueDetail' },
 )
-export const IssueSummarySchema = Type.Object({ id: Uuid, identifier: Type.String(), title: Type.String(), status: IssueStatus, priority: IssuePriority, assigneeAgentId: Nullable(Uuid) })
-export const InboxItem = Type.Object({ id: Uuid, identifier: Type.String(), title: Type.String(), status: IssueStatus, priority: IssuePriority })
+export const IssueSummarySchema = Type.Object(IssueSummaryRecord.properties)
+export const InboxItem = Type.Object(Type.Pick(IssueRecord, ['id', 'identifier', 'title', 'status', 'priority']).properties)
 
 const statusPattern = issueStatuses.join('|')
 export const ListIssuesQuery = Type.Object({
@@ -91,10 +88,8 @@ export const CheckoutBody = Type.Object(
   { additionalProperties: false },
 )
 
-export const CommentSchema = Type.Object(
-  { id: Uuid, issueId: Uuid, body: Type.String(), authorType: Type.String(), authorId: Type.String(), createdAt: Timestamp },
-  { $id: 'Comment', title: 'Comment' },
-)
+// The API has always documented actor types as plain strings (comments, interactions, activity).
+export const CommentSchema = Type.Object({ ...Type.Omit(CommentRecord, ['squadId']).properties, authorType: Type.String() }, { $id: 'Comment', title: 'Comment' })
 export const CommentsQuery = Type.Object({
   after: Type.Optional(Type.String({ maxLength: 64 })),
   order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
@@ -106,10 +101,7 @@ export const CreateCommentBody = Type.Object(
 )
 export const CommentParams = Type.Object({ id: Type.String({ maxLength: 200 }), commentId: Type.String({ maxLength: 200 }) })
 
-export const DocumentSchema = Type.Object(
-  { id: Uuid, issueId: Uuid, key: Type.String(), title: Type.String(), format: Type.Literal('markdown'), body: Type.String(), revisionId: Uuid, createdAt: Timestamp, updatedAt: Timestamp },
-  { $id: 'IssueDocument', title: 'IssueDocument' },
-)
+export const DocumentSchema = Type.Object(IssueDocumentRecord.properties, { $id: 'IssueDocument', title: 'IssueDocument' })
 export const DocumentParams = Type.Object({ id: Type.String({ maxLength: 200 }), key: Type.String({ maxLength: 200 }) })
 export const PutDocumentBody = Type.Object(
   {
@@ -121,22 +113,9 @@ export const PutDocumentBody = Type.Object(
   { additionalProperties: false },
 )
 
-const InteractionKind = Type.Union([Type.Literal('request_confirmation'), Type.Literal('suggest_tasks'), Type.Literal('ask_user_questions')])
+const InteractionKind = InteractionRecord.properties.kind
 export const InteractionSchema = Type.Object(
-  {
-    id: Uuid,
-    issueId: Uuid,
-    kind: InteractionKind,
-    payload: Type.Record(Type.String(), Type.Unknown()),
-    continuationPolicy: Nullable(Type.Literal('wake_assignee')),
-    idempotencyKey: Nullable(Type.String()),
-    status: Type.Union(['pending', 'accepted', 'rejected', 'responded'].map((s) => Type.Literal(s))),
-    response: Nullable(Type.Record(Type.String(), Type.Unknown())),
-    createdByType: Type.String(),
-    createdById: Type.String(),
-    resolvedAt: Nullable(Timestamp),
-    createdAt: Timestamp,
-  },
+  { ...Type.Omit(InteractionRecord, ['squadId']).properties, createdByType: Type.String() },
   { $id: 'Interaction', title: 'Interaction' },
 )
 export const CreateInteractionBody = Type.Object(
@@ -156,26 +135,13 @@ export const ResolveInteractionBody = Type.Object(
 
 export const CommentCursor = Type.Object({ totalComments: Type.Integer(), latestCommentId: Nullable(Uuid), latestCommentAt: Nullable(Timestamp) })
 
-export const presentIssue = (i: Issue) => ({
-  id: i.id,
-  squadId: i.squadId,
-  identifier: i.identifier,
-  title: i.title,
-  description: i.description,
-  status: i.status,
-  priority: i.priority,
-  assigneeAgentId: i.assigneeAgentId,
-  assigneeUserId: i.assigneeUserId,
-  checkoutAgentId: i.checkoutAgentId,
+export const presentIssue = (i: Issue): Static<typeof IssueSchema> => ({
+  ...i,
   checkedOutAt: isoOrNull(i.checkedOutAt),
-  parentId: i.parentId,
-  goalId: i.goalId,
-  projectId: i.projectId,
-  billingCode: i.billingCode,
   createdAt: iso(i.createdAt),
   updatedAt: iso(i.updatedAt),
 })
-export const presentIssueDetail = (i: IssueDetail) => ({
+export const presentIssueDetail = (i: IssueDetail): Static<typeof IssueDetailSchema> => ({
   ...presentIssue(i),
   blockedByIssueIds: i.blockedByIssueIds,
   blockedBy: i.blockedBy,
@@ -184,19 +150,6 @@ export const presentIssueDetail = (i: IssueDetail) => ({
 })
 export const presentSummary = (i: IssueSummary) => i
 export const presentRef = (i: IssueRef) => i
-export const presentComment = (c: Comment) => ({ id: c.id, issueId: c.issueId, body: c.body, authorType: c.authorType, authorId: c.authorId, createdAt: iso(c.createdAt) })
-export const presentDocument = (d: IssueDocument) => ({ ...d, createdAt: iso(d.createdAt), updatedAt: iso(d.updatedAt) })
-export const presentInteraction = (x: Interaction) => ({
-  id: x.id,
-  issueId: x.issueId,
-  kind: x.kind,
-  payload: x.payload,
-  continuationPolicy: x.continuationPolicy,
-  idempotencyKey: x.idempotencyKey,
-  status: x.status,
-  response: x.response,
-  createdByType: x.createdByType,
-  createdById: x.createdById,
-  resolvedAt: isoOrNull(x.resolvedAt),
-  createdAt: iso(x.createdAt),
-})
+export const presentComment = (c: Comment): Static<typeof CommentSchema> => ({ ...c, createdAt: iso(c.createdAt) })
+export const presentDocument = (d: IssueDocument): Static<typeof DocumentSchema> => ({ ...d, createdAt: iso(d.createdAt), updatedAt: iso(d.updatedAt) })
+export const presentInteraction = (x: Interaction): Static<typeof InteractionSchema> => ({ ...x, resolvedAt: isoOrNull(x.resolvedAt), createdAt: iso(x.createdAt) })

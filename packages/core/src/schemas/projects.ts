@@ -1,38 +1,15 @@
-import { Type } from '@sinclair/typebox'
-import type { Workspace } from '../contracts/governance.js'
-import type { Project } from '../records.js'
-import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { WorkspaceRecord, type Workspace } from '../contracts/governance.js'
+import { ProjectRecord, type Project } from '../records.js'
+import { Nullable, Uuid, iso, isoOrNull } from './common.js'
 
-export const PauseReason = Nullable(Type.Union([Type.Literal('budget'), Type.Literal('manual')]))
+export const PauseReason = ProjectRecord.properties.pauseReason
 const ProjectStatus = Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z][a-z0-9_]*$' })
 const BudgetCents = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 }))
 
-export const ProjectSchema = Type.Object(
-  {
-    id: Uuid,
-    squadId: Uuid,
-    name: Type.String(),
-    description: Nullable(Type.String()),
-    status: Type.String(),
-    goalId: Nullable(Uuid),
-    budgetCents: Nullable(Type.Integer()),
-    pausedAt: Nullable(Timestamp),
-    pauseReason: PauseReason,
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: 'Project', title: 'Project' },
-)
+export const ProjectSchema = Type.Object(ProjectRecord.properties, { $id: 'Project', title: 'Project' })
 
-export const ProjectListItem = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  status: Type.String(),
-  pausedAt: Nullable(Timestamp),
-  pauseReason: PauseReason,
-  goalId: Nullable(Uuid),
-  budgetCents: Nullable(Type.Integer()),
-})
+export const ProjectListItem = Type.Object(Type.Pick(ProjectRecord, ['id', 'name', 'status', 'pausedAt', 'pauseReason', 'goalId', 'budgetCents']).properties)
 
 export const CreateProjectBody = Type.Object(
   {
@@ -57,23 +34,8 @@ export const UpdateProjectBody = Type.Object(
   { additionalProperties: false },
 )
 
-export const WorkspaceSchema = Type.Object(
-  {
-    id: Uuid,
-    projectId: Uuid,
-    squadId: Uuid,
-    name: Type.String(),
-    cwd: Nullable(Type.String()),
-    repoUrl: Nullable(Type.String()),
-    repoRef: Nullable(Type.String()),
-    issueId: Nullable(Uuid),
-    status: Type.String(),
-    metadata: Type.Record(Type.String(), Type.Unknown()),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: 'Workspace', title: 'Workspace' },
-)
+// The status is documented as a plain string, as it always was.
+export const WorkspaceSchema = Type.Object({ ...WorkspaceRecord.properties, status: Type.String() }, { $id: 'Workspace', title: 'Workspace' })
 
 export const CreateWorkspaceBody = Type.Object(
   {
@@ -87,8 +49,8 @@ export const CreateWorkspaceBody = Type.Object(
   { additionalProperties: false },
 )
 
-export const presentProject = (p: Project) => ({ ...p, pausedAt: isoOrNull(p.pausedAt), createdAt: iso(p.createdAt), updatedAt: iso(p.updatedAt) })
-export const presentProjectListItem = (p: Project) => ({
+export const presentProject = (p: Project): Static<typeof ProjectSchema> => ({ ...p, pausedAt: isoOrNull(p.pausedAt), createdAt: iso(p.createdAt), updatedAt: iso(p.updatedAt) })
+export const presentProjectListItem = (p: Project): Static<typeof ProjectListItem> => ({
   id: p.id,
   name: p.name,
   status: p.status,
@@ -97,4 +59,4 @@ export const presentProjectListItem = (p: Project) => ({
   goalId: p.goalId,
   budgetCents: p.budgetCents,
 })
-export const presentWorkspace = (w: Workspace) => ({ ...w, createdAt: iso(w.createdAt), updatedAt: iso(w.updatedAt) })
+export const presentWorkspace = (w: Workspace): Static<typeof WorkspaceSchema> => ({ ...w, createdAt: iso(w.createdAt), updatedAt: iso(w.updatedAt) })

@@ -1,8 +1,9 @@
-import { Type } from '@sinclair/typebox'
-import type { RoutineTrigger } from '../contracts/routines.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { RoutineTriggerRecord, signingModes, type RoutineTrigger } from '../contracts/routines.js'
+import { OneOf } from '../records/fields.js'
 import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
 
-const SigningMode = Type.Union([Type.Literal('bearer'), Type.Literal('hmac_sha256'), Type.Literal('vcs_hmac'), Type.Literal('none')])
+const SigningMode = OneOf(signingModes)
 const ReplayWindowSec = Type.Integer({ minimum: 30, maximum: 86_400 })
 const Label = Nullable(Type.String({ maxLength: 200 }))
 const CronExpression = Type.String({ minLength: 9, maxLength: 200 })
@@ -33,26 +34,13 @@ export const UpdateTriggerBody = Type.Object(
   { additionalProperties: false },
 )
 
-/** A trigger as responses show it: never its secret, hash or ciphertext. */
+/** A trigger as responses show it: never its secret, hash or ciphertext (fields are picked, not omitted). */
 export const RoutineTriggerSchema = Type.Object(
   {
-    id: Uuid,
-    routineId: Uuid,
-    kind: Type.Union([Type.Literal('schedule'), Type.Literal('webhook'), Type.Literal('api')]),
-    label: Nullable(Type.String()),
-    enabled: Type.Boolean(),
-    cronExpression: Nullable(Type.String()),
-    timezone: Nullable(Type.String()),
-    nextFireAt: Nullable(Timestamp),
-    signingMode: Nullable(SigningMode),
-    replayWindowSec: Nullable(Type.Integer()),
-    publicId: Nullable(Type.String()),
+    ...Type.Pick(RoutineTriggerRecord, ['id', 'routineId', 'kind', 'label', 'enabled', 'cronExpression', 'timezone', 'nextFireAt', 'signingMode', 'replayWindowSec', 'publicId']).properties,
     /** The path to POST to (webhook and api triggers). */
     fireUrl: Nullable(Type.String()),
-    secretRotatedAt: Nullable(Timestamp),
-    lastFiredAt: Nullable(Timestamp),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
+    ...Type.Pick(RoutineTriggerRecord, ['secretRotatedAt', 'lastFiredAt', 'createdAt', 'updatedAt']).properties,
   },
   { $id: 'RoutineTrigger', title: 'RoutineTrigger' },
 )
@@ -67,7 +55,7 @@ export const PublicFireResponse = Type.Object({
 
 export const fireUrl = (publicId: string): string => `/api/routine-triggers/public/${publicId}/fire`
 
-export const presentTrigger = (t: RoutineTrigger) => ({
+export const presentTrigger = (t: RoutineTrigger): Static<typeof RoutineTriggerSchema> => ({
   id: t.id,
   routineId: t.routineId,
   kind: t.kind,

@@ -1,14 +1,24 @@
-import { Type } from '@sinclair/typebox'
-import type { Routine, RoutineRevision, RoutineRun, RoutineTrigger } from '../contracts/routines.js'
-import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
+import { Type, type Static } from '@sinclair/typebox'
+import {
+  EnvBindingSchema,
+  RoutineContentRecord,
+  RoutineRecord,
+  RoutineRevisionRecord,
+  RoutineRunRecord,
+  RoutineVariableRecord,
+  TriggerSnapshotRecord,
+  VariableValue,
+  type Routine,
+  type RoutineRevision,
+  type RoutineRun,
+  type RoutineTrigger,
+} from '../contracts/routines.js'
+import { Nullable, Uuid, iso, isoOrNull } from './common.js'
 import { IssuePriority } from './issues.js'
 import { RoutineTriggerSchema, presentTrigger } from './routine-triggers.js'
 
-const RoutineStatus = Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('archived')])
-const ConcurrencyPolicy = Type.Union([Type.Literal('coalesce_if_active'), Type.Literal('always_enqueue'), Type.Literal('skip_if_active')])
-const CatchUpPolicy = Type.Union([Type.Literal('skip_missed'), Type.Literal('enqueue_missed_with_cap')])
-const VariableType = Type.Union([Type.Literal('text'), Type.Literal('textarea'), Type.Literal('number'), Type.Literal('boolean'), Type.Literal('select')])
-const VariableValue = Type.Union([Type.String({ maxLength: 100_000 }), Type.Number(), Type.Boolean()])
+const { status: RoutineStatus, concurrencyPolicy: ConcurrencyPolicy, catchUpPolicy: CatchUpPolicy } = RoutineContentRecord.properties
+const VariableType = RoutineVariableRecord.properties.type
 
 /** A variable definition; the service checks the rules that span fields (options only on select, default of the right type). */
 export const RoutineVariableInput = Type.Object(
@@ -23,24 +33,6 @@ export const RoutineVariableInput = Type.Object(
   { additionalProperties: false },
 )
 
-export const RoutineVariableSchema = Type.Object({
-  name: Type.String(),
-  label: Nullable(Type.String()),
-  type: VariableType,
-  defaultValue: Nullable(VariableValue),
-  required: Type.Boolean(),
-  options: Nullable(Type.Array(Type.String())),
-})
-
-/** DECISIONS section 4: a string, `{type:'plain', value}` or `{type:'secret_ref', secretId, version}`. */
-export const EnvBindingSchema = Type.Union([
-  Type.String({ maxLength: 10_000 }),
-  Type.Object({ type: Type.Literal('plain'), value: Type.String({ maxLength: 10_000 }) }, { additionalProperties: false }),
-  Type.Object(
-    { type: Type.Literal('secret_ref'), secretId: Uuid, version: Type.Union([Type.Literal('latest'), Type.Integer({ minimum: 1 })]) },
-    { additionalProperties: false },
-  ),
-])
 const Env = Type.Record(Type.String({ minLength: 1, maxLength: 128 }), EnvBindingSchema, { maxProperties: 100 })
 
 const routineFields = {
@@ -63,93 +55,28 @@ export const UpdateRoutineBody = Type.Object(
   { additionalProperties: false },
 )
 
-const contentProperties = {
-  title: Type.String(),
-  description: Nullable(Type.String()),
-  projectId: Nullable(Uuid),
-  goalId: Nullable(Uuid),
-  parentIssueId: Nullable(Uuid),
-  assigneeAgentId: Nullable(Uuid),
-  priority: IssuePriority,
-  status: RoutineStatus,
-  concurrencyPolicy: ConcurrencyPolicy,
-  catchUpPolicy: CatchUpPolicy,
-  variables: Type.Array(RoutineVariableSchema),
-  env: Type.Record(Type.String(), EnvBindingSchema),
-}
+export const RoutineSchema = Type.Object(RoutineRecord.properties, { $id: 'Routine', title: 'Routine' })
 
-export const RoutineSchema = Type.Object(
-  {
-    id: Uuid,
-    squadId: Uuid,
-    ...contentProperties,
-    revisionId: Uuid,
-    revisionNumber: Type.Integer(),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: 'Routine', title: 'Routine' },
+export const RoutineListItem = Type.Object(
+  Type.Pick(RoutineRecord, ['id', 'title', 'status', 'assigneeAgentId', 'projectId', 'concurrencyPolicy', 'catchUpPolicy', 'revisionNumber', 'updatedAt']).properties,
 )
 
-export const RoutineListItem = Type.Object({
-  id: Uuid,
-  title: Type.String(),
-  status: RoutineStatus,
-  assigneeAgentId: Nullable(Uuid),
-  projectId: Nullable(Uuid),
-  concurrencyPolicy: ConcurrencyPolicy,
-  catchUpPolicy: CatchUpPolicy,
-  revisionNumber: Type.Integer(),
-  updatedAt: Timestamp,
-})
-
-const TriggerSnapshotSchema = Type.Object({
-  id: Uuid,
-  kind: Type.String(),
-  label: Nullable(Type.String()),
-  enabled: Type.Boolean(),
-  cronExpression: Nullable(Type.String()),
-  timezone: Nullable(Type.String()),
-  signingMode: Nullable(Type.String()),
-  replayWindowSec: Nullable(Type.Integer()),
-  publicId: Nullable(Type.String()),
-})
+// Kind and signing mode are documented as plain strings in snapshots, as they always were.
+const TriggerSnapshotSchema = Type.Object({ ...TriggerSnapshotRecord.properties, kind: Type.String(), signingMode: Nullable(Type.String()) })
 
 export const RoutineRevisionSchema = Type.Object(
   {
-    id: Uuid,
-    routineId: Uuid,
-    number: Type.Integer(),
-    change: Type.String(),
-    snapshot: Type.Object({ ...contentProperties, triggers: Type.Array(TriggerSnapshotSchema) }),
-    actorType: Type.String(),
-    actorId: Type.String(),
-    createdAt: Timestamp,
+    ...Type.Omit(RoutineRevisionRecord, ['squadId']).properties,
+    snapshot: Type.Object({ ...RoutineContentRecord.properties, triggers: Type.Array(TriggerSnapshotSchema) }),
   },
   { $id: 'RoutineRevision', title: 'RoutineRevision' },
 )
 
-const RunStatus = Type.Union(['queued', 'issue_created', 'coalesced', 'skipped', 'failed'].map((s) => Type.Literal(s)))
-const RunSource = Type.Union(['manual', 'api', 'webhook', 'schedule'].map((s) => Type.Literal(s)))
-
-export const RoutineRunSchema = Type.Object(
-  {
-    id: Uuid,
-    routineId: Uuid,
-    triggerId: Nullable(Uuid),
-    source: RunSource,
-    status: RunStatus,
-    scheduledFor: Nullable(Timestamp),
-    idempotencyKey: Nullable(Type.String()),
-    variables: Type.Record(Type.String(), VariableValue),
-    issueId: Nullable(Uuid),
-    linkedRunId: Nullable(Uuid),
-    error: Nullable(Type.String()),
-    createdAt: Timestamp,
-    finishedAt: Nullable(Timestamp),
-  },
-  { $id: 'RoutineRun', title: 'RoutineRun' },
-)
+// A run's payload and request overrides are the engine's.
+export const RoutineRunSchema = Type.Object(Type.Omit(RoutineRunRecord, ['squadId', 'payload', 'projectId', 'assigneeAgentId']).properties, {
+  $id: 'RoutineRun',
+  title: 'RoutineRun',
+})
 
 export const RunRoutineBody = Type.Object(
   {
@@ -172,8 +99,8 @@ export const ListQuery = Type.Object({
 
 export const RoutineWithTriggersSchema = Type.Object({ routine: RoutineSchema, triggers: Type.Array(RoutineTriggerSchema) })
 
-export const presentRoutine = (r: Routine) => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) })
-export const presentRoutineListItem = (r: Routine) => ({
+export const presentRoutine = (r: Routine): Static<typeof RoutineSchema> => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) })
+export const presentRoutineListItem = (r: Routine): Static<typeof RoutineListItem> => ({
   id: r.id,
   title: r.title,
   status: r.status,
@@ -184,7 +111,7 @@ export const presentRoutineListItem = (r: Routine) => ({
   revisionNumber: r.revisionNumber,
   updatedAt: iso(r.updatedAt),
 })
-export const presentRevision = (r: RoutineRevision) => ({
+export const presentRevision = (r: RoutineRevision): Static<typeof RoutineRevisionSchema> => ({
   id: r.id,
   routineId: r.routineId,
   number: r.number,
@@ -194,7 +121,7 @@ export const presentRevision = (r: RoutineRevision) => ({
   actorId: r.actorId,
   createdAt: iso(r.createdAt),
 })
-export const presentRun = (r: RoutineRun) => ({
+export const presentRun = (r: RoutineRun): Static<typeof RoutineRunSchema> => ({
   id: r.id,
   routineId: r.routineId,
   triggerId: r.triggerId,

@@ -1,35 +1,17 @@
-import { Type } from '@sinclair/typebox'
-import type { HeartbeatRun, IssueSummary } from '../records.js'
-import { heartbeatRunStatuses, runLivenessValues } from '../records.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { HeartbeatRunRecord, heartbeatRunStatuses, runLivenessValues, type HeartbeatRun, type IssueSummary } from '../records.js'
 import type { AgentRunState } from '../services/runs.js'
 import { CommaList, Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
 
-const RunStatus = Type.Union(heartbeatRunStatuses.map((s) => Type.Literal(s)))
 const Liveness = Type.Union(runLivenessValues.map((s) => Type.Literal(s)))
 
+// The engine's bookkeeping (node, deadline, routine run, last update) stays internal.
+const runFields = Type.Omit(HeartbeatRunRecord, ['routineRunId', 'nodeId', 'deadlineAt', 'updatedAt']).properties
 export const HeartbeatRunSchema = Type.Object(
   {
-    id: Uuid,
-    squadId: Uuid,
-    agentId: Uuid,
-    issueId: Nullable(Uuid),
-    reason: Type.String(),
-    status: RunStatus,
-    liveness: Nullable(Liveness),
-    approvalId: Nullable(Uuid),
-    commentId: Nullable(Uuid),
-    coalescedCount: Type.Integer(),
-    continuationDepth: Type.Integer(),
-    startedAt: Nullable(Timestamp),
-    finishedAt: Nullable(Timestamp),
-    exitCode: Nullable(Type.Integer()),
-    httpStatus: Nullable(Type.Integer()),
-    error: Nullable(Type.String()),
-    summary: Nullable(Type.String()),
-    usage: Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer(), costCents: Type.Integer() }),
+    ...runFields,
     /** Operator only: the tail of the agent's output, kept locally. */
-    outputTail: Type.Optional(Nullable(Type.String())),
-    createdAt: Timestamp,
+    outputTail: Type.Optional(runFields.outputTail),
   },
   { title: 'HeartbeatRun' },
 )
@@ -92,7 +74,8 @@ export const RuntimeStateSchema = Type.Object({
   lastRun: Nullable(HeartbeatRunSchema),
 })
 
-export const presentRun = (r: HeartbeatRun, withOutput = false) => ({
+/** Fields are listed, not spread: the output tail is the Operator's, and internal columns stay out. */
+export const presentRun = (r: HeartbeatRun, withOutput = false): Static<typeof HeartbeatRunSchema> => ({
   id: r.id,
   squadId: r.squadId,
   agentId: r.agentId,

@@ -1,7 +1,7 @@
-import { Type } from '@sinclair/typebox'
-import type { SecretAccessEvent, SecretProviderConfigRecord, SecretRecord } from '../contracts/secrets.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { SecretAccessEventRecord, SecretProviderConfigRecord, SecretRecord, type SecretAccessEvent } from '../contracts/secrets.js'
 import { secretKeyMaxLength, secretKeyPattern } from '../services/secrets.js'
-import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
+import { Nullable, Uuid, iso, isoOrNull } from './common.js'
 
 // Secrets and secret-provider configurations (docs/secrets.md). No schema here has a value field:
 // a value goes in through create and rotate and never comes out.
@@ -13,9 +13,9 @@ const ProviderType = Type.String({ minLength: 1, maxLength: 100, description: '`
 const Value = Type.String({ maxLength: 64 * 1024, description: 'the secret value (svc_managed only); never returned' })
 const ExternalRef = Type.String({ minLength: 1, maxLength: 2048, description: 'provider-side reference (ARN, resource name, KV path)' })
 const ProviderVersionRef = Nullable(Type.String({ maxLength: 512 }))
-const Metadata = Nullable(Type.Record(Type.String(), Type.Unknown()))
-const ManagedMode = Type.Union([Type.Literal('svc_managed'), Type.Literal('external_reference')])
-const Status = Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('archived'), Type.Literal('deleted')])
+const Metadata = SecretRecord.properties.providerMetadata
+const ManagedMode = SecretRecord.properties.managedMode
+const Status = SecretRecord.properties.status
 const ConfigId = Nullable(Type.String({ maxLength: 200 }))
 
 export const CreateSecretBody = Type.Object(
@@ -65,47 +65,9 @@ export const AccessEventsQuery = Type.Object(
   { additionalProperties: false },
 )
 
-export const SecretSchema = Type.Object(
-  {
-    id: Uuid,
-    squadId: Uuid,
-    key: Type.String(),
-    name: Type.String(),
-    provider: Type.String(),
-    providerConfigId: Nullable(Uuid),
-    status: Status,
-    managedMode: ManagedMode,
-    externalRef: Nullable(Type.String()),
-    latestVersion: Type.Integer(),
-    description: Nullable(Type.String()),
-    providerMetadata: Metadata,
-    lastResolvedAt: Nullable(Timestamp),
-    lastRotatedAt: Nullable(Timestamp),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: 'Secret', title: 'Secret' },
-)
+export const SecretSchema = Type.Object(SecretRecord.properties, { $id: 'Secret', title: 'Secret' })
 
-export const SecretAccessEventSchema = Type.Object(
-  {
-    id: Uuid,
-    secretId: Uuid,
-    version: Nullable(Type.Integer()),
-    provider: Type.String(),
-    actorType: Type.String(),
-    actorId: Type.String(),
-    consumerType: Type.String(),
-    consumerId: Type.String(),
-    configPath: Nullable(Type.String()),
-    issueId: Nullable(Uuid),
-    heartbeatRunId: Nullable(Uuid),
-    outcome: Type.Union([Type.Literal('success'), Type.Literal('failure')]),
-    errorCode: Nullable(Type.String()),
-    createdAt: Timestamp,
-  },
-  { $id: 'SecretAccessEvent', title: 'SecretAccessEvent' },
-)
+export const SecretAccessEventSchema = Type.Object(Type.Omit(SecretAccessEventRecord, ['squadId']).properties, { $id: 'SecretAccessEvent', title: 'SecretAccessEvent' })
 
 const Binding = Type.Object({
   consumerType: Type.String(),
@@ -187,19 +149,7 @@ export const CreateProviderConfigBody = Type.Object(
 export const UpdateProviderConfigBody = Type.Object({ name: Type.Optional(Name), config: Type.Optional(Config) }, { additionalProperties: false })
 export const DiscoveryPreviewBody = Type.Object({ provider: ProviderType, config: Type.Optional(Config) }, { additionalProperties: false })
 
-export const ProviderConfigSchema = Type.Object(
-  {
-    id: Uuid,
-    squadId: Uuid,
-    provider: Type.String(),
-    name: Type.String(),
-    config: Type.Record(Type.String(), Type.Unknown()),
-    isDefault: Type.Boolean(),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: 'SecretProviderConfig', title: 'SecretProviderConfig' },
-)
+export const ProviderConfigSchema = Type.Object(SecretProviderConfigRecord.properties, { $id: 'SecretProviderConfig', title: 'SecretProviderConfig' })
 
 const healthFields = {
   provider: Type.String(),
@@ -219,7 +169,8 @@ export const SupportedProvidersSchema = Type.Object({
 })
 export const AggregateHealthSchema = Type.Object({ ok: Type.Boolean(), providers: Type.Array(ProviderHealthSchema) })
 
-export const presentSecret = (s: SecretRecord) => ({
+// Presenters list their fields rather than spread records: nothing about a secret is shown by accident.
+export const presentSecret = (s: SecretRecord): Static<typeof SecretSchema> => ({
   id: s.id,
   squadId: s.squadId,
   key: s.key,
@@ -238,7 +189,7 @@ export const presentSecret = (s: SecretRecord) => ({
   updatedAt: iso(s.updatedAt),
 })
 
-export const presentAccessEvent = (e: SecretAccessEvent) => ({
+export const presentAccessEvent = (e: SecretAccessEvent): Static<typeof SecretAccessEventSchema> => ({
   id: e.id,
   secretId: e.secretId,
   version: e.version,
@@ -255,7 +206,7 @@ export const presentAccessEvent = (e: SecretAccessEvent) => ({
   createdAt: iso(e.createdAt),
 })
 
-export const presentProviderConfig = (c: SecretProviderConfigRecord) => ({
+export const presentProviderConfig = (c: SecretProviderConfigRecord): Static<typeof ProviderConfigSchema> => ({
   id: c.id,
   squadId: c.squadId,
   provider: c.provider,

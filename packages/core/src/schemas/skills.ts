@@ -1,7 +1,7 @@
-import { Type } from '@sinclair/typebox'
-import type { CatalogSkillSummary, SquadSkill, SquadSkillSummary } from '../contracts/skills.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { CatalogSkillRecord, SquadSkillRecord, type CatalogSkillSummary, type SquadSkill, type SquadSkillSummary } from '../contracts/skills.js'
 import { catalogKeyPattern, skillKeyPattern, skillLimits, trustLevelPattern } from '../services/skill-content.js'
-import { Nullable, Timestamp, Uuid, iso } from './common.js'
+import { Nullable, iso } from './common.js'
 
 // The tower's catalog on the wire is the ingest contract's (SkillCatalog, Skill in ../ingest/skills.ts).
 export { SkillCatalog, Skill as CatalogSkillContent, SkillDescriptor as CatalogSkillDescriptor } from '../ingest/skills.js'
@@ -10,7 +10,6 @@ const source = (re: RegExp) => re.source
 
 export const SkillKeyString = Type.String({ pattern: source(skillKeyPattern), description: 'lowercase letters, digits, ".", "_" and "-"; at most 100 characters' })
 const TrustLevel = Type.String({ pattern: source(trustLevelPattern), description: 'a label such as `local`, `community`, `verified`' })
-const SourceType = Type.Union([Type.Literal('local'), Type.Literal('import'), Type.Literal('tower')])
 
 export const SkillFileSchema = Type.Object(
   {
@@ -63,47 +62,25 @@ export const ImportSkillBody = Type.Object(
 
 export const SkillIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) })
 
+/** A skill without its content: whether it has files instead. */
 const summaryFields = {
-  id: Uuid,
-  squadId: Uuid,
-  key: Type.String(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  sourceType: SourceType,
-  trustLevel: Type.String(),
-  version: Type.Integer(),
-  contentHash: Type.String(),
+  ...Type.Omit(SquadSkillRecord, ['markdown', 'files', 'createdAt', 'updatedAt']).properties,
   hasFiles: Type.Boolean(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
+  ...Type.Pick(SquadSkillRecord, ['createdAt', 'updatedAt']).properties,
 }
 
 export const SkillSummarySchema = Type.Object(summaryFields, { $id: 'SkillSummary', title: 'SkillSummary' })
 export const SkillSchema = Type.Object(
-  { ...summaryFields, markdown: Type.String(), files: Type.Array(SkillFileSchema) },
+  { ...summaryFields, markdown: SquadSkillRecord.properties.markdown, files: Type.Array(SkillFileSchema) },
   { $id: 'Skill', title: 'Skill' },
 )
 
 /** A skill of the pulled tower catalog, without content (for the tower controls). */
-export const CatalogSkillSchema = Type.Object(
-  {
-    key: Type.String(),
-    slug: Type.String(),
-    name: Type.String(),
-    description: Nullable(Type.String()),
-    category: Nullable(Type.String()),
-    trustLevel: Type.String(),
-    version: Type.Integer(),
-    contentHash: Type.String(),
-    hasFiles: Type.Boolean(),
-    metadata: Nullable(Type.Record(Type.String(), Type.Unknown())),
-    updatedAt: Timestamp,
-    catalogVersion: Type.Integer(),
-  },
-  { $id: 'CatalogSkill', title: 'CatalogSkill' },
-)
+export const CatalogSkillSchema = Type.Object(Type.Omit(CatalogSkillRecord, ['markdown', 'files', 'storedAt']).properties, { $id: 'CatalogSkill', title: 'CatalogSkill' })
 
-export const presentSkillSummary = (s: SquadSkillSummary) => ({
+// Skill presenters list their fields: `presentSkill` also answers the tower (`installSkill`), where no
+// response schema filters what it returns.
+export const presentSkillSummary = (s: SquadSkillSummary): Static<typeof SkillSummarySchema> => ({
   id: s.id,
   squadId: s.squadId,
   key: s.key,
@@ -118,26 +95,13 @@ export const presentSkillSummary = (s: SquadSkillSummary) => ({
   updatedAt: iso(s.updatedAt),
 })
 
-export const presentSkill = (s: SquadSkill) => ({
+export const presentSkill = (s: SquadSkill): Static<typeof SkillSchema> => ({
   ...presentSkillSummary({ ...s, hasFiles: s.files.length > 0 }),
   markdown: s.markdown,
   files: s.files.map((f) => ({ path: f.path, content: f.content, encoding: f.encoding })),
 })
 
-export const presentCatalogSkill = (s: CatalogSkillSummary) => ({
-  key: s.key,
-  slug: s.slug,
-  name: s.name,
-  description: s.description,
-  category: s.category,
-  trustLevel: s.trustLevel,
-  version: s.version,
-  contentHash: s.contentHash,
-  hasFiles: s.hasFiles,
-  metadata: s.metadata,
-  updatedAt: iso(s.updatedAt),
-  catalogVersion: s.catalogVersion,
-})
+export const presentCatalogSkill = (s: CatalogSkillSummary): Static<typeof CatalogSkillSchema> => ({ ...s, updatedAt: iso(s.updatedAt) })
 
 /** Catalog keys in a path (`/api/tower/skills/{key}/install`): the ingest key rule. */
 export const CatalogKeyParams = Type.Object({ key: Type.String({ pattern: source(catalogKeyPattern) }) })

@@ -1,21 +1,8 @@
 import { Type } from '@sinclair/typebox'
-import type { Squad } from '../records.js'
+import { SquadRecord, type Squad } from '../records.js'
 import { Nullable, Timestamp, Uuid, iso } from './common.js'
 
-export const SquadSchema = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    slug: Type.String(),
-    status: Type.Union([Type.Literal('active'), Type.Literal('archived')]),
-    issuePrefix: Type.String(),
-    budgetMonthlyCents: Nullable(Type.Integer()),
-    budgetHardStop: Type.Boolean(),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: 'Squad', title: 'Squad' },
-)
+export const SquadSchema = Type.Object(SquadRecord.properties, { $id: 'Squad', title: 'Squad' })
 
 export const SquadListItem = Type.Object({ id: Uuid, name: Type.String(), slug: Type.String(), status: Type.String(), createdAt: Timestamp })
 
@@ -43,14 +30,4 @@ const OrgNode = Type.Recursive(
 )
 export const OrgChart = Type.Object({ squadId: Uuid, roots: Type.Array(OrgNode) })
 
-export const presentSquad = (s: Squad) => ({
-  id: s.id,
-  name: s.name,
-  slug: s.slug,
-  status: s.status,
-  issuePrefix: s.issuePrefix,
-  budgetMonthlyCents: s.budgetMonthlyCents,
-  budgetHardStop: s.budgetHardStop,
-  createdAt: iso(s.createdAt),
-  updatedAt: iso(s.updatedAt),
-})
+export const presentSquad = (s: Squad) => ({ ...s, createdAt: iso(s.createdAt), updatedAt: iso(s.updatedAt) })

@@ -4,12 +4,9 @@ import type { Actor } from './actor.js'
  * Env bindings (agent `adapterConfig.env`, routine `env`), as DECISIONS section 4 defines them: a
  * plain string, `{type:'plain', value}`, or `{type:'secret_ref', secretId, version}`. A secret_ref is
  * resolved only at run start, each resolve writing a secret access event; responses show the binding
- * as written, never its value.
+ * as written, never its value. Defined with the routine records (records/routines.ts).
  */
-export type EnvBinding =
-  | string
-  | { type: 'plain'; value: string }
-  | { type: 'secret_ref'; secretId: string; version: 'latest' | number }
+export type { EnvBinding } from '../records/routines.js'
 
 /** Who needs a secret's value, for the access event. */
 export interface SecretConsumer {

@@ -1,9 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { ActivityEntry, ActivityFilter, ActivityRepository, NewActivity, NewOutboxEntry } from '@slaw/core'
-import type { Database, Row } from '../schema.js'
+import type { Database } from '../schema.js'
 import { json, recordset } from '../sql-helpers.js'
-
-const toEntry = (r: Row<'activity'>): ActivityEntry => ({ ...r, actorType: r.actorType as ActivityEntry['actorType'] })
 
 export class PgActivityRepository implements ActivityRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
@@ -14,7 +12,7 @@ export class PgActivityRepository implements ActivityRepository {
       .values({ ...e, details: e.details === null ? null : json(e.details) })
       .returningAll()
       .executeTakeFirstOrThrow()
-    return toEntry(row)
+    return row
   }
 
   async record(entries: ActivityEntry[], outbox: NewOutboxEntry[]): Promise<void> {
@@ -35,7 +33,7 @@ export class PgActivityRepository implements ActivityRepository {
     if (f.agentId) q = q.where('agentId', '=', f.agentId)
     if (f.entityType) q = q.where('entityType', '=', f.entityType)
     if (f.entityId) q = q.where('entityId', '=', f.entityId)
-    return (await q.orderBy('id', 'desc').limit(f.limit).execute()).map(toEntry)
+    return q.orderBy('id', 'desc').limit(f.limit).execute()
   }
 }
 

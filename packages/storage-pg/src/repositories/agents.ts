@@ -3,13 +3,14 @@ import type { Agent, AgentPatch, AgentRepository, NewAgent } from '@slaw/core'
 import type { Database, Row } from '../schema.js'
 import { guardUnique, json, now } from '../sql-helpers.js'
 
+/** Fields are listed, not spread: the webhook secret (and any column added later) stays in storage. */
 export const toAgent = (r: Row<'agents'>): Agent => ({
   id: r.id,
   squadId: r.squadId,
   name: r.name,
   role: r.role,
   title: r.title,
-  status: r.status as Agent['status'],
+  status: r.status,
   adapterType: r.adapterType,
   reportsToAgentId: r.reportsToAgentId,
   prompt: r.prompt,

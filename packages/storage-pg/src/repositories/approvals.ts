@@ -3,27 +3,7 @@ import type {
   Approval, ApprovalComment, ApprovalFilter, ApprovalRepository, ApprovalStatus, ApprovalTransition, IssueSummary, NewApproval, NewApprovalComment,
 } from '@slaw/core'
 import type { Database } from '../schema.js'
-import type { ApprovalCommentsTable, ApprovalsTable } from '../schema-governance.js'
-import type { Selectable } from 'kysely'
 import { json, now } from '../sql-helpers.js'
-
-const toApproval = (r: Selectable<ApprovalsTable>): Approval => ({
-  id: r.id,
-  squadId: r.squadId,
-  type: r.type as Approval['type'],
-  status: r.status as ApprovalStatus,
-  requestedByAgentId: r.requestedByAgentId,
-  payload: r.payload,
-  decisionNote: r.decisionNote,
-  decidedBy: r.decidedBy,
-  decidedAt: r.decidedAt,
-  hiredAgentId: r.hiredAgentId,
-  revision: r.revision,
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
-})
-
-const toComment = (r: Selectable<ApprovalCommentsTable>): ApprovalComment => ({ ...r, authorType: r.authorType as ApprovalComment['authorType'] })
 
 export class PgApprovalRepository implements ApprovalRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
@@ -34,20 +14,18 @@ export class PgApprovalRepository implements ApprovalRepository {
       .values({ id: a.id, squadId: a.squadId, type: a.type, requestedByAgentId: a.requestedByAgentId, payload: json(a.payload) })
       .returningAll()
       .executeTakeFirstOrThrow()
-    return toApproval(row)
+    return row
   }
 
   async get(id: string): Promise<Approval | undefined> {
-    const row = await this.db().selectFrom('approvals').selectAll().where('id', '=', id).executeTakeFirst()
-    return row && toApproval(row)
+    return this.db().selectFrom('approvals').selectAll().where('id', '=', id).executeTakeFirst()
   }
 
   async list(f: ApprovalFilter): Promise<Approval[]> {
     // UUIDv7 ids: id order is creation order (index approvals_squad, or approvals_squad_status).
     let q = this.db().selectFrom('approvals').selectAll().where('squadId', '=', f.squadId)
     if (f.statuses?.length) q = q.where('status', 'in', f.statuses)
-    const rows = await q.orderBy('id', 'desc').limit(f.limit).offset(f.offset ?? 0).execute()
-    return rows.map(toApproval)
+    return q.orderBy('id', 'desc').limit(f.limit).offset(f.offset ?? 0).execute()
   }
 
   async transition(id: string, from: ApprovalStatus[], to: ApprovalTransition): Promise<Approval | undefined> {
@@ -64,7 +42,7 @@ export class PgApprovalRepository implements ApprovalRepository {
       .where('status', 'in', from)
       .returningAll()
       .executeTakeFirst()
-    return row && toApproval(row)
+    return row
   }
 
   async linkIssues(approvalId: string, issueIds: string[]): Promise<void> {
@@ -77,13 +55,13 @@ export class PgApprovalRepository implements ApprovalRepository {
   }
 
   async linkedIssues(approvalId: string): Promise<IssueSummary[]> {
-    return (await this.db()
+    return this.db()
       .selectFrom('approvalIssues as l')
       .innerJoin('issues as i', 'i.id', 'l.issueId')
       .select(['i.id', 'i.identifier', 'i.title', 'i.status', 'i.priority', 'i.assigneeAgentId'])
       .where('l.approvalId', '=', approvalId)
       .orderBy('i.id')
-      .execute()) as IssueSummary[]
+      .execute()
   }
 
   async linkedIssueIds(approvalId: string): Promise<string[]> {
@@ -99,11 +77,10 @@ export class PgApprovalRepository implements ApprovalRepository {
   }
 
   async insertComment(c: NewApprovalComment): Promise<ApprovalComment> {
-    return toComment(await this.db().insertInto('approvalComments').values(c).returningAll().executeTakeFirstOrThrow())
+    return this.db().insertInto('approvalComments').values(c).returningAll().executeTakeFirstOrThrow()
   }
 
   async comments(approvalId: string, limit: number): Promise<ApprovalComment[]> {
-    const rows = await this.db().selectFrom('approvalComments').selectAll().where('approvalId', '=', approvalId).orderBy('id').limit(limit).execute()
-    return rows.map(toComment)
+    return this.db().selectFrom('approvalComments').selectAll().where('approvalId', '=', approvalId).orderBy('id').limit(limit).execute()
   }
 }

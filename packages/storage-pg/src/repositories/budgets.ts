@@ -6,13 +6,6 @@ import type { Database } from '../schema.js'
 import type { BudgetIncidentsTable } from '../schema-governance.js'
 import { now } from '../sql-helpers.js'
 
-const toIncident = (r: Selectable<BudgetIncidentsTable>): BudgetIncident => ({
-  ...r,
-  scopeType: r.scopeType as BudgetScopeType,
-  metric: r.metric as BudgetMetric,
-  level: r.level as BudgetLevel,
-})
-
 const fields = ['costCents', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'subscriptionTokens', 'events'] as const
 const columnOf: Record<(typeof fields)[number], string> = {
   costCents: 'cost_cents',
@@ -125,7 +118,7 @@ export class PgBudgetRepository implements BudgetRepository {
       values (${i.id}, ${i.squadId}, ${i.scopeType}, ${i.scopeId}, ${i.metric}, ${i.level}, ${i.period}, ${i.limitAmount}, ${i.observedAmount})
       on conflict (scope_type, scope_id, metric, level, period) where resolved_at is null do nothing
       returning *`.execute(this.db())
-    return rows[0] && toIncident(rows[0])
+    return rows[0]
   }
 
   async resolveIncidents(s: { scopeType: BudgetScopeType; scopeId: string; metric: BudgetMetric; period: Period; levels?: BudgetLevel[] }): Promise<number> {

@@ -6,31 +6,10 @@ import type {
 import type { Database, Row } from '../schema.js'
 import { now } from '../sql-helpers.js'
 
-export const toRun = (r: Row<'heartbeatRuns'>): HeartbeatRun => ({
-  id: r.id,
-  squadId: r.squadId,
-  agentId: r.agentId,
-  issueId: r.issueId,
-  reason: r.reason,
-  status: r.status as HeartbeatRunStatus,
-  liveness: r.liveness as HeartbeatRunLiveness | null,
-  approvalId: r.approvalId,
-  commentId: r.commentId,
-  routineRunId: r.routineRunId,
-  coalescedCount: r.coalescedCount,
-  continuationDepth: r.continuationDepth,
-  nodeId: r.nodeId,
-  startedAt: r.startedAt,
-  finishedAt: r.finishedAt,
-  deadlineAt: r.deadlineAt,
-  exitCode: r.exitCode,
-  httpStatus: r.httpStatus,
-  error: r.error,
-  summary: r.summary,
-  usage: { inputTokens: Number(r.inputTokens), outputTokens: Number(r.outputTokens), costCents: Number(r.costCents) },
-  outputTail: r.outputTail,
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
+/** The run record: its token and cost columns gathered into `usage` (int8 may come back as strings). */
+export const toRun = ({ inputTokens, outputTokens, costCents, ...run }: Row<'heartbeatRuns'>): HeartbeatRun => ({
+  ...run,
+  usage: { inputTokens: Number(inputTokens), outputTokens: Number(outputTokens), costCents: Number(costCents) },
 })
 
 /** One lock key for run slot decisions: counting and starting happen under it, across nodes. */
@@ -61,9 +40,9 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
                     routine_run_id = coalesce(excluded.routine_run_id, heartbeat_runs.routine_run_id),
                     updated_at = now()
       returning *, (xmax = 0) as inserted`.execute(this.db())
-    const row = rows[0] as Row<'heartbeatRuns'> & { inserted: boolean }
-    if (row.inserted) await this.countDay(row.squadId, row.createdAt, null, 'queued')
-    return { run: toRun(row), created: row.inserted }
+    const { inserted, ...row } = rows[0] as Row<'heartbeatRuns'> & { inserted: boolean }
+    if (inserted) await this.countDay(row.squadId, row.createdAt, null, 'queued')
+    return { run: toRun(row), created: inserted }
   }
 
   async get(id: string): Promise<HeartbeatRun | undefined> {
@@ -127,7 +106,7 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
   async finish(id: string, from: HeartbeatRunStatus[], end: RunFinish): Promise<HeartbeatRun | undefined> {
     // The row lock orders concurrent finishes; the loser finds the status moved on.
     const before = await this.db().selectFrom('heartbeatRuns').select(['status']).where('id', '=', id).forUpdate().executeTakeFirst()
-    if (!before || !from.includes(before.status as HeartbeatRunStatus)) return undefined
+    if (!before || !from.includes(before.status)) return undefined
     const row = await this.db()
       .updateTable('heartbeatRuns')
       .set({

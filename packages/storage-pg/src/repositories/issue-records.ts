@@ -3,11 +3,10 @@ import type {
   Comment, CommentRepository, DocumentRepository, DocumentWrite, Interaction, InteractionRepository, InteractionStatus, IssueDocument,
   NewComment, NewInteraction,
 } from '@slaw/core'
-import type { Database, Row } from '../schema.js'
+import type { Database } from '../schema.js'
 import { guardUnique, json, now } from '../sql-helpers.js'
 
 const commentColumns = ['id', 'issueId', 'squadId', 'body', 'authorType', 'authorId', 'createdAt'] as const
-const toComment = (r: Pick<Row<'comments'>, (typeof commentColumns)[number]>): Comment => ({ ...r, authorType: r.authorType as Comment['authorType'] })
 
 export class PgCommentRepository implements CommentRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
@@ -16,20 +15,19 @@ export class PgCommentRepository implements CommentRepository {
     if (!comments.length) return []
     // The comment's own search vector is a generated column: the issue row is not touched.
     const rows = await this.db().insertInto('comments').values(comments).returning(commentColumns).execute()
-    const byId = new Map(rows.map((r) => [r.id, toComment(r)]))
+    const byId = new Map(rows.map((r) => [r.id, r]))
     return comments.map((c) => byId.get(c.id)!)
   }
 
   async get(issueId: string, commentId: string): Promise<Comment | undefined> {
-    const row = await this.db().selectFrom('comments').select(commentColumns).where('issueId', '=', issueId).where('id', '=', commentId).executeTakeFirst()
-    return row && toComment(row)
+    return this.db().selectFrom('comments').select(commentColumns).where('issueId', '=', issueId).where('id', '=', commentId).executeTakeFirst()
   }
 
   async list(issueId: string, opts: { after?: Comment; order: 'asc' | 'desc'; limit: number }): Promise<Comment[]> {
     // Comment ids are UUIDv7, so id order is creation order.
     let q = this.db().selectFrom('comments').select(commentColumns).where('issueId', '=', issueId)
     if (opts.after) q = q.where('id', opts.order === 'asc' ? '>' : '<', opts.after.id)
-    return (await q.orderBy('id', opts.order).limit(opts.limit).execute()).map(toComment)
+    return q.orderBy('id', opts.order).limit(opts.limit).execute()
   }
 
   async cursor(issueId: string): Promise<{ totalComments: number; latestCommentId: string | null; latestCommentAt: Date | null }> {
@@ -39,18 +37,15 @@ export class PgCommentRepository implements CommentRepository {
   }
 }
 
-const toDocument = (r: Row<'issueDocuments'>): IssueDocument => ({ ...r, format: 'markdown' })
-
 export class PgDocumentRepository implements DocumentRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
   async list(issueId: string): Promise<IssueDocument[]> {
-    return (await this.db().selectFrom('issueDocuments').selectAll().where('issueId', '=', issueId).orderBy('key').execute()).map(toDocument)
+    return this.db().selectFrom('issueDocuments').selectAll().where('issueId', '=', issueId).orderBy('key').execute()
   }
 
   async get(issueId: string, key: string): Promise<IssueDocument | undefined> {
-    const row = await this.db().selectFrom('issueDocuments').selectAll().where('issueId', '=', issueId).where('key', '=', key).executeTakeFirst()
-    return row && toDocument(row)
+    return this.db().selectFrom('issueDocuments').selectAll().where('issueId', '=', issueId).where('key', '=', key).executeTakeFirst()
   }
 
   async put(d: DocumentWrite): Promise<IssueDocument | undefined> {
@@ -62,7 +57,7 @@ export class PgDocumentRepository implements DocumentRepository {
         .onConflict((oc) => oc.columns(['issueId', 'key']).doNothing())
         .returningAll()
         .executeTakeFirst()
-      return row && toDocument(row)
+      return row
     }
     const row = await this.db()
       .updateTable('issueDocuments')
@@ -72,7 +67,7 @@ export class PgDocumentRepository implements DocumentRepository {
       .where('revisionId', '=', d.baseRevisionId)
       .returningAll()
       .executeTakeFirst()
-    return row && toDocument(row)
+    return row
   }
 
   async delete(issueId: string, key: string): Promise<boolean> {
@@ -80,14 +75,6 @@ export class PgDocumentRepository implements DocumentRepository {
     return Number(r.numDeletedRows) > 0
   }
 }
-
-const toInteraction = (r: Row<'interactions'>): Interaction => ({
-  ...r,
-  kind: r.kind as Interaction['kind'],
-  continuationPolicy: r.continuationPolicy as Interaction['continuationPolicy'],
-  status: r.status as Interaction['status'],
-  createdByType: r.createdByType as Interaction['createdByType'],
-})
 
 export class PgInteractionRepository implements InteractionRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
@@ -101,23 +88,22 @@ export class PgInteractionRepository implements InteractionRepository {
         .returningAll()
         .executeTakeFirst(),
     )
-    if (row) return { interaction: toInteraction(row), created: true }
+    if (row) return { interaction: row, created: true }
     const existing = await this.db()
       .selectFrom('interactions')
       .selectAll()
       .where('issueId', '=', x.issueId)
       .where('idempotencyKey', '=', x.idempotencyKey)
       .executeTakeFirstOrThrow()
-    return { interaction: toInteraction(existing), created: false }
+    return { interaction: existing, created: false }
   }
 
   async get(issueId: string, id: string): Promise<Interaction | undefined> {
-    const row = await this.db().selectFrom('interactions').selectAll().where('issueId', '=', issueId).where('id', '=', id).executeTakeFirst()
-    return row && toInteraction(row)
+    return this.db().selectFrom('interactions').selectAll().where('issueId', '=', issueId).where('id', '=', id).executeTakeFirst()
   }
 
   async list(issueId: string): Promise<Interaction[]> {
-    return (await this.db().selectFrom('interactions').selectAll().where('issueId', '=', issueId).orderBy('id').execute()).map(toInteraction)
+    return this.db().selectFrom('interactions').selectAll().where('issueId', '=', issueId).orderBy('id').execute()
   }
 
   async resolve(id: string, status: Exclude<InteractionStatus, 'pending'>, response: Record<string, unknown> | null): Promise<Interaction | undefined> {
@@ -128,6 +114,6 @@ export class PgInteractionRepository implements InteractionRepository {
       .where('status', '=', 'pending')
       .returningAll()
       .executeTakeFirst()
-    return row && toInteraction(row)
+    return row
   }
 }

@@ -3,7 +3,8 @@ import type { CheckoutRequest, Issue, IssueFilter, IssuePatch, IssueRef, IssueRe
 import type { Database, Row } from '../schema.js'
 import { guardUnique, now, priorityRank } from '../sql-helpers.js'
 
-const issueColumns = [
+/** The issue record's columns (the table also holds the priority rank and the search document). */
+export const issueColumns = [
   'id', 'squadId', 'number', 'identifier', 'title', 'description', 'status', 'priority', 'assigneeAgentId', 'assigneeUserId',
   'checkoutAgentId', 'checkedOutAt', 'parentId', 'goalId', 'projectId', 'billingCode', 'createdAt', 'updatedAt',
 ] as const
@@ -11,9 +12,7 @@ type IssueRow = Pick<Row<'issues'>, (typeof issueColumns)[number]>
 /** `returning` of a raw statement: the issue columns under their record names. */
 const returningColumns = sql.raw(issueColumns.map((c) => `${c.replace(/[A-Z]/g, (m) => '_' + m.toLowerCase())} as "${c}"`).join(', '))
 
-export const toIssue = (r: IssueRow): Issue => ({ ...r, status: r.status as Issue['status'], priority: r.priority as Issue['priority'] })
 const summaryColumns = ['id', 'identifier', 'title', 'status', 'priority', 'assigneeAgentId'] as const
-const toSummary = (r: Pick<Row<'issues'>, (typeof summaryColumns)[number]>): IssueSummary => r as IssueSummary
 
 /** The search document: identifier verbatim, title and description stemmed (English); comments have their own. */
 const searchDocument = (identifier: string, title: string, description: string | null) => searchDocumentOf(sql`${identifier}`, sql`${title}`, sql`${description}::text`)
@@ -35,7 +34,7 @@ export class PgIssueRepository implements IssueRepository {
         .returning(issueColumns)
         .executeTakeFirstOrThrow(),
     )
-    return toIssue(row)
+    return row
   }
 
   async insertNumbered(issues: Array<Omit<NewIssue, 'number' | 'identifier'>>): Promise<Array<Issue | undefined>> {
@@ -71,18 +70,16 @@ export class PgIssueRepository implements IssueRepository {
          order by v.ord
         returning ${returningColumns}`.execute(this.db()),
     )
-    const byId = new Map(rows.map((r) => [r.id, toIssue(r)]))
+    const byId = new Map(rows.map((r) => [r.id, r]))
     return issues.map((i) => byId.get(i.id))
   }
 
   async get(id: string): Promise<Issue | undefined> {
-    const row = await this.db().selectFrom('issues').select(issueColumns).where('id', '=', id).executeTakeFirst()
-    return row && toIssue(row)
+    return this.db().selectFrom('issues').select(issueColumns).where('id', '=', id).executeTakeFirst()
   }
 
   async getByIdentifier(identifier: string): Promise<Issue | undefined> {
-    const row = await this.db().selectFrom('issues').select(issueColumns).where('identifier', '=', identifier).executeTakeFirst()
-    return row && toIssue(row)
+    return this.db().selectFrom('issues').select(issueColumns).where('identifier', '=', identifier).executeTakeFirst()
   }
 
   async list(f: IssueFilter): Promise<IssueSummary[]> {
@@ -107,8 +104,7 @@ export class PgIssueRepository implements IssueRepository {
       q = q.where(sql<boolean>`(search @@ websearch_to_tsquery('english', ${f.q}) or search @@ websearch_to_tsquery('simple', ${f.q})
         or id in (select c.issue_id from comments c where c.squad_id = ${f.squadId} and c.search @@ websearch_to_tsquery('english', ${f.q})))`)
     }
-    const rows = await q.orderBy('id', 'desc').limit(f.limit).offset(f.offset ?? 0).execute()
-    return rows.map(toSummary)
+    return q.orderBy('id', 'desc').limit(f.limit).offset(f.offset ?? 0).execute()
   }
 
   async inbox(agentId: string, statuses: IssueStatus[], limit: number): Promise<IssueSummary[]> {
@@ -121,15 +117,14 @@ export class PgIssueRepository implements IssueRepository {
       .orderBy('id')
       .limit(limit)
       .execute()
-    return rows.map(toSummary)
+    return rows
   }
 
   async update(id: string, patch: IssuePatch): Promise<Issue | undefined> {
     const set: Record<string, unknown> = { ...patch, updatedAt: now() }
     if (patch.priority) set.priorityRank = priorityRank[patch.priority]
     if (patch.checkoutAgentId === null) set.checkedOutAt = null
-    const row = await this.db().updateTable('issues').set(set).where('id', '=', id).returning(issueColumns).executeTakeFirst()
-    return row && toIssue(row)
+    return this.db().updateTable('issues').set(set).where('id', '=', id).returning(issueColumns).executeTakeFirst()
   }
 
   async checkout(req: CheckoutRequest): Promise<Issue | undefined> {
@@ -142,14 +137,13 @@ export class PgIssueRepository implements IssueRepository {
       .where('status', 'in', req.allowedStatuses)
       .returning(issueColumns)
       .executeTakeFirst()
-    return row && toIssue(row)
+    return row
   }
 
   async release(id: string, agentId: string | null): Promise<Issue | undefined> {
     let q = this.db().updateTable('issues').set({ checkoutAgentId: null, checkedOutAt: null, updatedAt: now() }).where('id', '=', id)
     if (agentId) q = q.where('checkoutAgentId', '=', agentId)
-    const row = await q.returning(issueColumns).executeTakeFirst()
-    return row && toIssue(row)
+    return q.returning(issueColumns).executeTakeFirst()
   }
 
   async delete(id: string): Promise<boolean> {
@@ -172,23 +166,23 @@ export class PgIssueRepository implements IssueRepository {
   }
 
   async blockedBy(issueId: string): Promise<IssueRef[]> {
-    return (await this.db()
+    return this.db()
       .selectFrom('issueBlockers as b')
       .innerJoin('issues as i', 'i.id', 'b.blockedByIssueId')
       .select(['i.id', 'i.identifier', 'i.title', 'i.status'])
       .where('b.issueId', '=', issueId)
       .orderBy('i.id')
-      .execute()) as IssueRef[]
+      .execute()
   }
 
   async blocks(issueId: string): Promise<IssueRef[]> {
-    return (await this.db()
+    return this.db()
       .selectFrom('issueBlockers as b')
       .innerJoin('issues as i', 'i.id', 'b.issueId')
       .select(['i.id', 'i.identifier', 'i.title', 'i.status'])
       .where('b.blockedByIssueId', '=', issueId)
       .orderBy('i.id')
-      .execute()) as IssueRef[]
+      .execute()
   }
 
   async getWithLinks(id: string): Promise<{ issue: Issue; blockedBy: IssueRef[]; blocks: IssueRef[] } | undefined> {
@@ -204,7 +198,7 @@ export class PgIssueRepository implements IssueRepository {
       .executeTakeFirst()
     if (!row) return undefined
     const { blockedByLinks, blocksLinks, ...issue } = row
-    return { issue: toIssue(issue), blockedBy: blockedByLinks, blocks: blocksLinks }
+    return { issue, blockedBy: blockedByLinks, blocks: blocksLinks }
   }
 
   async ancestors(issueId: string): Promise<IssueRef[]> {

@@ -3,8 +3,6 @@ import type { AgentWakeup, Job, JobRepository, NewJob, NewWakeup, WakeupReposito
 import type { Database, Row } from '../schema.js'
 import { json, now } from '../sql-helpers.js'
 
-const toJob = (r: Row<'jobs'>): Job => ({ ...r, status: r.status as Job['status'] })
-
 export class PgJobRepository implements JobRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
@@ -18,7 +16,7 @@ export class PgJobRepository implements JobRepository {
       ...(j.dedupeKey ? { dedupeKey: j.dedupeKey } : {}),
       ...(j.maxAttempts ? { maxAttempts: j.maxAttempts } : {}),
     }
-    if (!j.dedupeKey) return toJob(await this.db().insertInto('jobs').values(values).returningAll().executeTakeFirstOrThrow())
+    if (!j.dedupeKey) return this.db().insertInto('jobs').values(values).returningAll().executeTakeFirstOrThrow()
     // The partial unique index jobs_dedupe holds one unfinished job per key; a second enqueue waits
     // for a concurrent first one to commit, then finds it.
     // The predicate is literal: PostgreSQL infers a partial index only from a predicate it can prove.
@@ -28,7 +26,7 @@ export class PgJobRepository implements JobRepository {
       on conflict (kind, dedupe_key) where dedupe_key is not null and status in ('queued', 'running') do nothing
       returning *`.execute(this.db())
     const row = rows[0]
-    if (row) return toJob(row)
+    if (row) return row
     const existing = await this.db()
       .selectFrom('jobs')
       .selectAll()
@@ -37,12 +35,11 @@ export class PgJobRepository implements JobRepository {
       .where('status', 'in', ['queued', 'running'])
       .executeTakeFirst()
     // Finished between the conflict and the read: enqueue again (it is no longer a duplicate).
-    return existing ? toJob(existing) : this.enqueue(j)
+    return existing ?? this.enqueue(j)
   }
 
   async get(id: string): Promise<Job | undefined> {
-    const row = await this.db().selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst()
-    return row && toJob(row)
+    return this.db().selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst()
   }
 
   async claim(kinds: string[], workerId: string, leaseMs: number, limit: number, at?: Date): Promise<Job[]> {
@@ -60,7 +57,7 @@ export class PgJobRepository implements JobRepository {
           limit ${limit}
           for update skip locked)
       returning j.*`.execute(this.db())
-    return rows.map(toJob)
+    return rows
   }
 
   async renew(id: string, workerId: string, leaseMs: number, at?: Date): Promise<boolean> {
@@ -130,16 +127,14 @@ export class PgJobRepository implements JobRepository {
   }
 }
 
-const toWakeup = (r: Row<'agentWakeups'>): AgentWakeup => ({ ...r, status: r.status as AgentWakeup['status'] })
-
 export class PgWakeupRepository implements WakeupRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
   async enqueue(w: NewWakeup): Promise<AgentWakeup> {
-    return toWakeup(await this.db().insertInto('agentWakeups').values(w).returningAll().executeTakeFirstOrThrow())
+    return this.db().insertInto('agentWakeups').values(w).returningAll().executeTakeFirstOrThrow()
   }
 
   async listQueued(agentId: string): Promise<AgentWakeup[]> {
-    return (await this.db().selectFrom('agentWakeups').selectAll().where('agentId', '=', agentId).where('status', '=', 'queued').orderBy('id').execute()).map(toWakeup)
+    return this.db().selectFrom('agentWakeups').selectAll().where('agentId', '=', agentId).where('status', '=', 'queued').orderBy('id').execute()
   }
 }

@@ -1,28 +1,25 @@
 import type { Kysely } from 'kysely'
 import type { ApiKeyRecord, KeyRepository, NewApiKey } from '@slaw/core'
-import type { Database, Row } from '../schema.js'
+import type { Database } from '../schema.js'
 import { guardUnique, now } from '../sql-helpers.js'
-
-const toKey = (r: Row<'apiKeys'>): ApiKeyRecord => ({ ...r })
 
 export class PgKeyRepository implements KeyRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
   async insert(k: NewApiKey): Promise<ApiKeyRecord> {
-    return toKey(await guardUnique(this.db().insertInto('apiKeys').values(k).returningAll().executeTakeFirstOrThrow()))
+    return guardUnique(this.db().insertInto('apiKeys').values(k).returningAll().executeTakeFirstOrThrow())
   }
 
   async findByHash(tokenHash: string): Promise<ApiKeyRecord | undefined> {
-    const row = await this.db().selectFrom('apiKeys').selectAll().where('tokenHash', '=', tokenHash).executeTakeFirst()
-    return row && toKey(row)
+    return this.db().selectFrom('apiKeys').selectAll().where('tokenHash', '=', tokenHash).executeTakeFirst()
   }
 
   async listForAgent(agentId: string): Promise<ApiKeyRecord[]> {
-    return (await this.db().selectFrom('apiKeys').selectAll().where('agentId', '=', agentId).orderBy('createdAt').execute()).map(toKey)
+    return this.db().selectFrom('apiKeys').selectAll().where('agentId', '=', agentId).orderBy('createdAt').execute()
   }
 
   async listOperatorKeys(): Promise<ApiKeyRecord[]> {
-    return (await this.db().selectFrom('apiKeys').selectAll().where('kind', '=', 'operator').orderBy('createdAt').execute()).map(toKey)
+    return this.db().selectFrom('apiKeys').selectAll().where('kind', '=', 'operator').orderBy('createdAt').execute()
   }
 
   async countOperatorKeys(): Promise<number> {

@@ -6,21 +6,6 @@ import type {
 import type { Database, Row } from '../schema.js'
 import { json, now } from '../sql-helpers.js'
 
-const toRoutine = (r: Row<'routines'>): Routine => ({
-  ...r,
-  priority: r.priority as Routine['priority'],
-  status: r.status as Routine['status'],
-  concurrencyPolicy: r.concurrencyPolicy as Routine['concurrencyPolicy'],
-  catchUpPolicy: r.catchUpPolicy as Routine['catchUpPolicy'],
-})
-const toRevision = (r: Row<'routineRevisions'>): RoutineRevision => ({ ...r, snapshot: r.snapshot as unknown as RoutineRevision['snapshot'] })
-const toTrigger = (r: Row<'routineTriggers'>): RoutineTrigger => ({
-  ...r,
-  kind: r.kind as RoutineTrigger['kind'],
-  signingMode: r.signingMode as RoutineTrigger['signingMode'],
-})
-const toRun = (r: Row<'routineRuns'>): RoutineRun => ({ ...r, source: r.source as RoutineRun['source'], status: r.status as RoutineRun['status'] })
-
 /** jsonb columns go through json(); everything else as given. */
 function jsonColumns<T extends Record<string, unknown>>(patch: T, keys: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {}
@@ -40,7 +25,7 @@ export class PgRoutineRepository implements RoutineRepository {
       .values({ ...r, variables: json(r.variables), env: json(r.env) })
       .returningAll()
       .executeTakeFirstOrThrow()
-    return toRoutine(row)
+    return row
   }
 
   async get(id: string, opts: { forUpdate?: boolean; forShare?: boolean } = {}): Promise<Routine | undefined> {
@@ -51,13 +36,11 @@ export class PgRoutineRepository implements RoutineRepository {
     // serialising among themselves still wait for an edit (pause, archive) in flight.
     if (opts.forUpdate) q = q.forNoKeyUpdate()
     else if (opts.forShare) q = q.forShare()
-    const row = await q.executeTakeFirst()
-    return row && toRoutine(row)
+    return q.executeTakeFirst()
   }
 
   async list(squadId: string, page: { limit: number; offset?: number }): Promise<Routine[]> {
-    const rows = await this.db().selectFrom('routines').selectAll().where('squadId', '=', squadId).orderBy('id').limit(page.limit).offset(page.offset ?? 0).execute()
-    return rows.map(toRoutine)
+    return this.db().selectFrom('routines').selectAll().where('squadId', '=', squadId).orderBy('id').limit(page.limit).offset(page.offset ?? 0).execute()
   }
 
   async update(id: string, patch: RoutinePatch): Promise<Routine | undefined> {
@@ -67,7 +50,7 @@ export class PgRoutineRepository implements RoutineRepository {
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirst()
-    return row && toRoutine(row)
+    return row
   }
 
   async insertRevision(r: Omit<RoutineRevision, 'createdAt'>): Promise<RoutineRevision> {
@@ -76,12 +59,11 @@ export class PgRoutineRepository implements RoutineRepository {
       .values({ ...r, snapshot: json(r.snapshot) })
       .returningAll()
       .executeTakeFirstOrThrow()
-    return toRevision(row)
+    return row
   }
 
   async getRevision(routineId: string, id: string): Promise<RoutineRevision | undefined> {
-    const row = await this.db().selectFrom('routineRevisions').selectAll().where('id', '=', id).where('routineId', '=', routineId).executeTakeFirst()
-    return row && toRevision(row)
+    return this.db().selectFrom('routineRevisions').selectAll().where('id', '=', id).where('routineId', '=', routineId).executeTakeFirst()
   }
 
   async listRevisions(routineId: string, page: { limit: number; offset?: number }): Promise<RoutineRevision[]> {
@@ -93,16 +75,15 @@ export class PgRoutineRepository implements RoutineRepository {
       .limit(page.limit)
       .offset(page.offset ?? 0)
       .execute()
-    return rows.map(toRevision)
+    return rows
   }
 
   async insertTrigger(t: NewRoutineTrigger): Promise<RoutineTrigger> {
-    return toTrigger(await this.db().insertInto('routineTriggers').values(t).returningAll().executeTakeFirstOrThrow())
+    return this.db().insertInto('routineTriggers').values(t).returningAll().executeTakeFirstOrThrow()
   }
 
   async getTrigger(id: string): Promise<RoutineTrigger | undefined> {
-    const row = await this.db().selectFrom('routineTriggers').selectAll().where('id', '=', id).executeTakeFirst()
-    return row && toTrigger(row)
+    return this.db().selectFrom('routineTriggers').selectAll().where('id', '=', id).executeTakeFirst()
   }
 
   async getTriggerByPublicId(publicId: string): Promise<{ trigger: RoutineTrigger; concurrencyPolicy: Routine['concurrencyPolicy'] } | undefined> {
@@ -115,11 +96,11 @@ export class PgRoutineRepository implements RoutineRepository {
       .executeTakeFirst()
     if (!row) return undefined
     const { routineConcurrencyPolicy, ...t } = row
-    return { trigger: toTrigger(t), concurrencyPolicy: routineConcurrencyPolicy as Routine['concurrencyPolicy'] }
+    return { trigger: t, concurrencyPolicy: routineConcurrencyPolicy }
   }
 
   async listTriggers(routineId: string): Promise<RoutineTrigger[]> {
-    return (await this.db().selectFrom('routineTriggers').selectAll().where('routineId', '=', routineId).orderBy('id').execute()).map(toTrigger)
+    return this.db().selectFrom('routineTriggers').selectAll().where('routineId', '=', routineId).orderBy('id').execute()
   }
 
   async updateTrigger(id: string, patch: RoutineTriggerPatch): Promise<RoutineTrigger | undefined> {
@@ -129,7 +110,7 @@ export class PgRoutineRepository implements RoutineRepository {
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirst()
-    return row && toTrigger(row)
+    return row
   }
 
   async deleteTrigger(id: string): Promise<boolean> {
@@ -140,7 +121,7 @@ export class PgRoutineRepository implements RoutineRepository {
   async claimDueSchedules(at: Date, limit: number): Promise<DueSchedule[]> {
     // SKIP LOCKED: a node passes over schedules another node is firing right now; the caller
     // advances next_fire_at before committing, so nobody claims the same due time again.
-    const { rows } = await sql<Row<'routineTriggers'> & { routineCatchUpPolicy: string }>`
+    const { rows } = await sql<Row<'routineTriggers'> & { routineCatchUpPolicy: DueSchedule['catchUpPolicy'] }>`
       select t.*, r.catch_up_policy as routine_catch_up_policy
         from routine_triggers t
         join routines r on r.id = t.routine_id
@@ -148,7 +129,7 @@ export class PgRoutineRepository implements RoutineRepository {
        order by t.next_fire_at
        limit ${limit}
        for update of t skip locked`.execute(this.db())
-    return rows.map(({ routineCatchUpPolicy, ...t }) => ({ trigger: toTrigger(t as Row<'routineTriggers'>), catchUpPolicy: routineCatchUpPolicy as DueSchedule['catchUpPolicy'] }))
+    return rows.map(({ routineCatchUpPolicy, ...t }) => ({ trigger: t, catchUpPolicy: routineCatchUpPolicy }))
   }
 
   async insertRun(r: NewRoutineRun): Promise<{ run: RoutineRun; created: boolean }> {
@@ -158,13 +139,13 @@ export class PgRoutineRepository implements RoutineRepository {
       .onConflict((oc) => oc.doNothing())
       .returningAll()
       .executeTakeFirst()
-    if (row) return { run: toRun(row), created: true }
+    if (row) return { run: row, created: true }
     let q = this.db().selectFrom('routineRuns').selectAll()
     if (r.idempotencyKey !== null) q = q.where('routineId', '=', r.routineId).where('idempotencyKey', '=', r.idempotencyKey)
     else if (r.triggerId !== null && r.scheduledFor !== null) q = q.where('triggerId', '=', r.triggerId).where('scheduledFor', '=', r.scheduledFor)
     else q = q.where('id', '=', r.id)
     const existing = await q.executeTakeFirstOrThrow()
-    return { run: toRun(existing), created: false }
+    return { run: existing, created: false }
   }
 
   async insertRuns(runs: NewRoutineRun[]): Promise<RoutineRun[]> {
@@ -175,7 +156,7 @@ export class PgRoutineRepository implements RoutineRepository {
       .onConflict((oc) => oc.doNothing())
       .returningAll()
       .execute()
-    return rows.map(toRun)
+    return rows
   }
 
   async advanceSchedules(updates: Array<{ id: string; nextFireAt: Date | null; lastFiredAt: Date }>): Promise<void> {
@@ -190,18 +171,15 @@ export class PgRoutineRepository implements RoutineRepository {
   async getRun(id: string, opts: { forUpdate?: boolean } = {}): Promise<RoutineRun | undefined> {
     let q = this.db().selectFrom('routineRuns').selectAll().where('id', '=', id)
     if (opts.forUpdate) q = q.forUpdate()
-    const row = await q.executeTakeFirst()
-    return row && toRun(row)
+    return q.executeTakeFirst()
   }
 
   async updateRun(id: string, patch: RoutineRunPatch): Promise<RoutineRun | undefined> {
-    const row = await this.db().updateTable('routineRuns').set(jsonColumns(patch, ['variables', 'payload'])).where('id', '=', id).returningAll().executeTakeFirst()
-    return row && toRun(row)
+    return this.db().updateTable('routineRuns').set(jsonColumns(patch, ['variables', 'payload'])).where('id', '=', id).returningAll().executeTakeFirst()
   }
 
   async listRuns(routineId: string, page: { limit: number; offset?: number }): Promise<RoutineRun[]> {
-    const rows = await this.db().selectFrom('routineRuns').selectAll().where('routineId', '=', routineId).orderBy('id', 'desc').limit(page.limit).offset(page.offset ?? 0).execute()
-    return rows.map(toRun)
+    return this.db().selectFrom('routineRuns').selectAll().where('routineId', '=', routineId).orderBy('id', 'desc').limit(page.limit).offset(page.offset ?? 0).execute()
   }
 
   async activeRun(routineId: string): Promise<RoutineRun | undefined> {
@@ -216,7 +194,7 @@ export class PgRoutineRepository implements RoutineRepository {
       .orderBy('rr.id', 'desc')
       .limit(1)
       .executeTakeFirst()
-    return row && toRun(row)
+    return row
   }
 
   async envForRun(routineRunId: string): Promise<Record<string, EnvBinding> | null> {
@@ -226,6 +204,6 @@ export class PgRoutineRepository implements RoutineRepository {
       .select('r.env')
       .where('rr.id', '=', routineRunId)
       .executeTakeFirst()
-    return row ? (row.env as Record<string, EnvBinding>) : null
+    return row ? row.env : null
   }
 }

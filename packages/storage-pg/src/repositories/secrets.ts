@@ -1,14 +1,11 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type {
   BindingColumnRef, BindingHit, EncryptedColumnRef, EncryptedRow, NewSecret, NewSecretAccessEvent, NewSecretProviderConfig, NewSecretVersion,
-  SecretAccessEvent, SecretManagedMode, SecretPatch, SecretProviderConfigPatch, SecretProviderConfigRecord, SecretRecord, SecretRepository,
-  SecretStatus, SecretVersionRecord,
+  SecretAccessEvent, SecretPatch, SecretProviderConfigPatch, SecretProviderConfigRecord, SecretRecord, SecretRepository,
+  SecretVersionRecord,
 } from '@slaw/core'
-import type { Database, Row } from '../schema.js'
+import type { Database } from '../schema.js'
 import { guardUnique, json, now } from '../sql-helpers.js'
-
-const toSecret = (r: Row<'secrets'>): SecretRecord => ({ ...r, status: r.status as SecretStatus, managedMode: r.managedMode as SecretManagedMode })
-const toEvent = (r: Row<'secretAccessEvents'>): SecretAccessEvent => ({ ...r, outcome: r.outcome as SecretAccessEvent['outcome'] })
 
 const secretColumns = [
   'id', 'squadId', 'key', 'name', 'provider', 'providerConfigId', 'status', 'managedMode', 'externalRef', 'latestVersion', 'description',
@@ -33,18 +30,16 @@ export class PgSecretRepository implements SecretRepository {
         .returningAll()
         .executeTakeFirstOrThrow(),
     )
-    return toSecret(row)
+    return row
   }
 
   async get(id: string): Promise<SecretRecord | undefined> {
-    const row = await this.db().selectFrom('secrets').selectAll().where('id', '=', id).executeTakeFirst()
-    return row && toSecret(row)
+    return this.db().selectFrom('secrets').selectAll().where('id', '=', id).executeTakeFirst()
   }
 
   async list(squadId: string): Promise<SecretRecord[]> {
     // Index secrets_squad_key (partial: status <> 'deleted').
-    const rows = await this.db().selectFrom('secrets').selectAll().where('squadId', '=', squadId).where('status', '<>', 'deleted').orderBy('key').execute()
-    return rows.map(toSecret)
+    return this.db().selectFrom('secrets').selectAll().where('squadId', '=', squadId).where('status', '<>', 'deleted').orderBy('key').execute()
   }
 
   async update(id: string, patch: SecretPatch): Promise<SecretRecord | undefined> {
@@ -61,7 +56,7 @@ export class PgSecretRepository implements SecretRepository {
         .returningAll()
         .executeTakeFirst(),
     )
-    return row && toSecret(row)
+    return row
   }
 
   async bumpVersion(id: string, at: Date): Promise<number | undefined> {
@@ -103,7 +98,7 @@ export class PgSecretRepository implements SecretRepository {
     if (!row) return undefined
     const { vVersion, vProvider, vProviderConfigId, vRef, vKeyId, vProviderVersionRef, vCreatedAt, ...secret } = row
     return {
-      secret: toSecret(secret as Row<'secrets'>),
+      secret,
       version:
         vVersion === null || vVersion === undefined
           ? undefined
@@ -121,8 +116,7 @@ export class PgSecretRepository implements SecretRepository {
 
   async findByKeys(squadId: string, keys: string[]): Promise<SecretRecord[]> {
     if (!keys.length) return []
-    const rows = await this.db().selectFrom('secrets').selectAll().where('squadId', '=', squadId).where('status', '<>', 'deleted').where('key', 'in', keys).execute()
-    return rows.map(toSecret)
+    return this.db().selectFrom('secrets').selectAll().where('squadId', '=', squadId).where('status', '<>', 'deleted').where('key', 'in', keys).execute()
   }
 
   async findByExternalRefs(squadId: string, providerConfigId: string, refs: string[]): Promise<SecretRecord[]> {
@@ -136,7 +130,7 @@ export class PgSecretRepository implements SecretRepository {
       .where('externalRef', 'in', refs)
       .where('status', '<>', 'deleted')
       .execute()
-    return rows.map(toSecret)
+    return rows
   }
 
   async recordAccess(e: NewSecretAccessEvent, resolvedAt: Date | null): Promise<void> {
@@ -158,8 +152,7 @@ export class PgSecretRepository implements SecretRepository {
     // Index secret_access_events_secret.
     let q = this.db().selectFrom('secretAccessEvents').selectAll().where('secretId', '=', secretId)
     if (page.before) q = q.where('id', '<', page.before)
-    const rows = await q.orderBy('id', 'desc').limit(page.limit).execute()
-    return rows.map(toEvent)
+    return q.orderBy('id', 'desc').limit(page.limit).execute()
   }
 
   // Provider configurations ---------------------------------------------------------------------

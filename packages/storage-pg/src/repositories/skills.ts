@@ -1,12 +1,10 @@
 import { sql, type Kysely } from 'kysely'
 import type {
-  CatalogDescriptorWrite, CatalogSkill, CatalogSkillSummary, CatalogSkillWrite, NewSquadSkill, SkillRepository, SkillSourceType, SquadSkill,
+  CatalogDescriptorWrite, CatalogSkill, CatalogSkillSummary, CatalogSkillWrite, NewSquadSkill, SkillRepository, SquadSkill,
   SquadSkillPatch, SquadSkillSummary,
 } from '@slaw/core'
-import type { Database, Row } from '../schema.js'
+import type { Database } from '../schema.js'
 import { guardUnique, json, now } from '../sql-helpers.js'
-
-const toSkill = (r: Row<'skills'>): SquadSkill => ({ ...r, sourceType: r.sourceType as SkillSourceType })
 
 const summaryColumns = ['id', 'squadId', 'key', 'name', 'description', 'sourceType', 'trustLevel', 'version', 'contentHash', 'createdAt', 'updatedAt'] as const
 const catalogSummaryColumns = [
@@ -17,18 +15,15 @@ export class PgSkillRepository implements SkillRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
   async insert(s: NewSquadSkill): Promise<SquadSkill> {
-    const row = await guardUnique(this.db().insertInto('skills').values({ ...s, files: json(s.files) }).returningAll().executeTakeFirstOrThrow())
-    return toSkill(row)
+    return guardUnique(this.db().insertInto('skills').values({ ...s, files: json(s.files) }).returningAll().executeTakeFirstOrThrow())
   }
 
   async get(id: string): Promise<SquadSkill | undefined> {
-    const row = await this.db().selectFrom('skills').selectAll().where('id', '=', id).executeTakeFirst()
-    return row && toSkill(row)
+    return this.db().selectFrom('skills').selectAll().where('id', '=', id).executeTakeFirst()
   }
 
   async getByKey(squadId: string, key: string): Promise<SquadSkill | undefined> {
-    const row = await this.db().selectFrom('skills').selectAll().where('squadId', '=', squadId).where('key', '=', key).executeTakeFirst()
-    return row && toSkill(row)
+    return this.db().selectFrom('skills').selectAll().where('squadId', '=', squadId).where('key', '=', key).executeTakeFirst()
   }
 
   async list(squadId: string): Promise<SquadSkillSummary[]> {
@@ -39,18 +34,16 @@ export class PgSkillRepository implements SkillRepository {
       .where('squadId', '=', squadId)
       .orderBy('key')
       .execute()
-    return rows.map((r) => ({ ...r, sourceType: r.sourceType as SkillSourceType }))
+    return rows
   }
 
   async listWithContent(squadId: string): Promise<SquadSkill[]> {
-    const rows = await this.db().selectFrom('skills').selectAll().where('squadId', '=', squadId).orderBy('key').execute()
-    return rows.map(toSkill)
+    return this.db().selectFrom('skills').selectAll().where('squadId', '=', squadId).orderBy('key').execute()
   }
 
   async listTowerCopies(key: string): Promise<SquadSkill[]> {
     // Index skills_tower_key (partial: source_type = 'tower').
-    const rows = await this.db().selectFrom('skills').selectAll().where('key', '=', key).where('sourceType', '=', 'tower').orderBy('squadId').execute()
-    return rows.map(toSkill)
+    return this.db().selectFrom('skills').selectAll().where('key', '=', key).where('sourceType', '=', 'tower').orderBy('squadId').execute()
   }
 
   async update(id: string, patch: SquadSkillPatch): Promise<SquadSkill | undefined> {
@@ -61,7 +54,7 @@ export class PgSkillRepository implements SkillRepository {
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirst()
-    return row && toSkill(row)
+    return row
   }
 
   async delete(id: string): Promise<boolean> {

@@ -3,17 +3,8 @@ import type { NewSquad, Squad, SquadPatch, SquadRepository, SquadRowLock } from 
 import type { Database, Row } from '../schema.js'
 import { guardUnique, now } from '../sql-helpers.js'
 
-export const toSquad = (r: Row<'squads'>): Squad => ({
-  id: r.id,
-  name: r.name,
-  slug: r.slug,
-  status: r.status as Squad['status'],
-  issuePrefix: r.issuePrefix,
-  budgetMonthlyCents: r.budgetMonthlyCents,
-  budgetHardStop: r.budgetHardStop,
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
-})
+/** The squad record: the row without the counters and ceilings only storage reads. */
+export const toSquad = ({ issueCounter: _counter, budgetMonthlyTokens: _tokens, ...squad }: Row<'squads'>): Squad => squad
 
 export class PgSquadRepository implements SquadRepository {
   constructor(private readonly db: () => Kysely<Database>) {}

@@ -3,14 +3,8 @@ import type { Agent, CostEvent, Issue, Project, Squad, TowerFigures, TowerManife
 import type { Database } from '../schema.js'
 import { json } from '../sql-helpers.js'
 import { toAgent } from './agents.js'
-import { toProject } from './goals-projects.js'
-import { toIssue } from './issues.js'
+import { issueColumns } from './issues.js'
 import { toSquad } from './squads.js'
-
-const issueColumns = [
-  'id', 'squadId', 'number', 'identifier', 'title', 'description', 'status', 'priority', 'assigneeAgentId', 'assigneeUserId',
-  'checkoutAgentId', 'checkedOutAt', 'parentId', 'goalId', 'projectId', 'billingCode', 'createdAt', 'updatedAt',
-] as const
 
 const num = (v: unknown): number => Number(v ?? 0)
 
@@ -109,18 +103,18 @@ export class PgTowerStateRepository implements TowerStateRepository {
   async scanProjects(afterId: string, limit: number): Promise<Project[]> {
     let q = this.db().selectFrom('projects').selectAll().orderBy('id').limit(limit)
     if (afterId) q = q.where('id', '>', afterId)
-    return (await q.execute()).map(toProject)
+    return q.execute()
   }
 
   async scanIssues(afterId: string, limit: number): Promise<Issue[]> {
     let q = this.db().selectFrom('issues').select([...issueColumns]).orderBy('id').limit(limit)
     if (afterId) q = q.where('id', '>', afterId)
-    return (await q.execute()).map(toIssue)
+    return q.execute()
   }
 
   async scanCostEvents(afterId: string, limit: number): Promise<CostEvent[]> {
     let q = this.db().selectFrom('costEvents').selectAll().orderBy('id').limit(limit)
     if (afterId) q = q.where('id', '>', afterId)
-    return (await q.execute()).map((r) => ({ ...r, billingType: r.billingType as CostEvent['billingType'] }))
+    return q.execute()
   }
 }
