@@ -4,7 +4,8 @@ import { DashboardSchema } from '../schemas/dashboard.js'
 
 export const dashboardRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { dashboard } = app.slaw.services
-  app.get('/api/squads/:squadId/dashboard', { schema: { tags: ['dashboard'], params: SquadParams, response: { 200: DashboardSchema, ...errors } } }, async (req) =>
+  const getDashboard = { tags: ['dashboard'], params: SquadParams, response: { 200: DashboardSchema, ...errors } } as const
+  app.get('/api/squads/:squadId/dashboard', { schema: getDashboard }, async (req) =>
     dashboard.summary(req.actor, req.params.squadId),
   )
 }

@@ -7,15 +7,20 @@ import {
 } from '../schemas/exports.js'
 
 const JobParams = Type.Object({ jobId: Type.String({ maxLength: 200 }) })
+const ExportPreviewResponse = Type.Object({ preview: ExportPreview })
+const ExportJobBody = Type.Object({ job: ExportJobSchema })
+const ImportPreviewResponse = Type.Object({ preview: ImportPlanSchema })
+const ImportResultResponse = Type.Object({ result: ImportPlanSchema })
 
 export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { exports, imports } = app.slaw.services
   const tags = ['exports']
 
+  const previewExport = { tags, params: SquadParams, body: ExportPreviewBody, response: { 200: ExportPreviewResponse, ...errors } } as const
   app.post(
     '/api/squads/:squadId/exports/preview',
     {
-      schema: { tags, params: SquadParams, body: ExportPreviewBody, response: { 200: Type.Object({ preview: ExportPreview }), ...errors } },
+      schema: previewExport,
       // The body is optional: an empty POST previews every part.
       preValidation: async (req) => {
         if (req.body === undefined || req.body === null) req.body = {}
@@ -24,27 +29,32 @@ export const exportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => ({ preview: await exports.preview(req.actor, req.params.squadId, req.body.include ?? exportParts) }),
   )
 
-  app.post('/api/squads/:squadId/exports', { schema: { tags, params: SquadParams, body: StartExportBody, response: { 202: ExportStarted, ...errors } } }, async (req, reply) => {
+  const startExport = { tags, params: SquadParams, body: StartExportBody, response: { 202: ExportStarted, ...errors } } as const
+  app.post('/api/squads/:squadId/exports', { schema: startExport }, async (req, reply) => {
     const job = await exports.start(req.actor, req.params.squadId, req.body.include)
     return reply.status(202).send({ jobId: job.id, status: 'queued' as const })
   })
 
-  app.get('/api/exports/:jobId', { schema: { tags, params: JobParams, response: { 200: Type.Object({ job: ExportJobSchema }), ...errors } } }, async (req) => ({
+  const getExportJob = { tags, params: JobParams, response: { 200: ExportJobBody, ...errors } } as const
+  app.get('/api/exports/:jobId', { schema: getExportJob }, async (req) => ({
     job: presentExportJob(await exports.job(req.actor, req.params.jobId)),
   }))
 
-  app.get('/api/exports/:jobId/download', { schema: { tags, params: JobParams, response: { 200: SquadBundle, ...errors } } }, async (req, reply) => {
+  const downloadExport = { tags, params: JobParams, response: { 200: SquadBundle, ...errors } } as const
+  app.get('/api/exports/:jobId/download', { schema: downloadExport }, async (req, reply) => {
     const bundle = await exports.download(req.actor, req.params.jobId)
     // Slugs and job ids are [a-z0-9-] only, so the file name needs no quoting rules.
     void reply.header('content-disposition', `attachment; filename="slaw-${bundle.squad?.slug ?? req.params.jobId}-export.json"`)
     return bundle
   })
 
-  app.post('/api/squads/:squadId/imports/preview', { schema: { tags, params: SquadParams, body: ImportBody, response: { 200: Type.Object({ preview: ImportPlanSchema }), ...errors } } }, async (req) => ({
+  const previewImport = { tags, params: SquadParams, body: ImportBody, response: { 200: ImportPreviewResponse, ...errors } } as const
+  app.post('/api/squads/:squadId/imports/preview', { schema: previewImport }, async (req) => ({
     preview: await imports.preview(req.actor, req.params.squadId, req.body),
   }))
 
-  app.post('/api/squads/:squadId/imports/apply', { schema: { tags, params: SquadParams, body: ImportBody, response: { 200: Type.Object({ result: ImportPlanSchema }), ...errors } } }, async (req) => ({
+  const applyImport = { tags, params: SquadParams, body: ImportBody, response: { 200: ImportResultResponse, ...errors } } as const
+  app.post('/api/squads/:squadId/imports/apply', { schema: applyImport }, async (req) => ({
     result: await imports.apply(req.actor, req.params.squadId, req.body),
   }))
 }

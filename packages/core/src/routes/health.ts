@@ -4,6 +4,8 @@ import type { HealthReport } from '../services/health.js'
 
 const Part = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]), reason: Type.Optional(Type.String()) })
 const Parts = Type.Object({ storage: Part, locks: Part, tower: Part, jobs: Part }, { $id: 'HealthParts', title: 'HealthParts' })
+const HealthOk = Type.Object({ status: Type.Literal('ok'), parts: Type.Optional(Parts) })
+const HealthUnavailable = Type.Object({ status: Type.String(), error: Type.String(), code: Type.String(), parts: Type.Optional(Parts) })
 
 export interface HealthRouteOptions {
   state: () => 'starting' | 'ready' | 'draining'
@@ -17,21 +19,15 @@ export interface HealthRouteOptions {
  * instance serves); 503 while starting or draining, or when storage does not answer.
  */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async (app, opts) => {
-  app.get('/api/health', {
-    config: { public: true, ungated: true },
-    schema: {
-      tags: ['health'],
-      response: {
-        200: Type.Object({ status: Type.Literal('ok'), parts: Type.Optional(Parts) }),
-        503: Type.Object({ status: Type.String(), error: Type.String(), code: Type.String(), parts: Type.Optional(Parts) }),
-      },
-    },
-  }, async (_req, reply) => {
+  const getHealth = { tags: ['health'], response: { 200: HealthOk, 503: HealthUnavailable } } as const
+  app.get('/api/health', { config: { public: true, ungated: true }, schema: getHealth }, async (_req, reply) => {
     const state = opts.state()
     if (state !== 'ready') return reply.status(503).send({ status: state, error: `The instance is ${state}.`, code: 'service_unavailable' })
     if (!opts.check) return { status: 'ok' as const }
     const parts = await opts.check()
-    if (parts.storage.status !== 'ok') return reply.status(503).send({ status: 'degraded', error: 'The database is unavailable.', code: 'database_unavailable', parts })
+    if (parts.storage.status !== 'ok') {
+      return reply.status(503).send({ status: 'degraded', error: 'The database is unavailable.', code: 'database_unavailable', parts })
+    }
     return { status: 'ok' as const, parts }
   })
 }

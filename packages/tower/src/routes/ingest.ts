@@ -24,6 +24,8 @@ import { bearerToken } from '../services/keys.js'
 import type { TowerServices } from '../services/index.js'
 import { errorResponses } from '../schemas/common.js'
 
+const SkillKeyParams = Type.Object({ key: Type.String() })
+
 export interface IngestRoutesOptions {
   services: TowerServices
   pollIntervalSec: number
@@ -48,13 +50,17 @@ export function ingestRoutes(opts: IngestRoutesOptions): FastifyPluginAsync {
     const app = root.withTypeProvider<TypeBoxTypeProvider>()
     app.decorateRequest('towerInstance', null)
 
+    const enroll = {
+      body: EnrollRequest,
+      response: { 200: EnrollResponse, 202: EnrollResponse, ...errorResponses(400, 401, 403, 426, 429) },
+    } as const
     app.post(
       '/enroll',
       {
         config: enrollLimit,
         preParsing: inflate,
         preValidation: checkProtocolVersion,
-        schema: { body: EnrollRequest, response: { 200: EnrollResponse, 202: EnrollResponse, ...errorResponses(400, 401, 403, 426, 429) } },
+        schema: enroll,
       },
       async (request, reply) => {
         const outcome = await services.enrollments.enroll(request.body, enrollmentSecretHeader(request.headers))
@@ -62,13 +68,14 @@ export function ingestRoutes(opts: IngestRoutesOptions): FastifyPluginAsync {
       },
     )
 
+    const pollEnrollment = { body: PollRequest, response: { 200: PollResponse, ...errorResponses(400, 404, 426, 429) } } as const
     app.post(
       '/enroll/poll',
       {
         config: enrollLimit,
         preParsing: inflate,
         preValidation: checkProtocolVersion,
-        schema: { body: PollRequest, response: { 200: PollResponse, ...errorResponses(400, 404, 426, 429) } },
+        schema: pollEnrollment,
       },
       async (request) => ({ ...(await services.enrollments.poll(request.body.enrollmentId)), pollIntervalSec: opts.pollIntervalSec }),
     )
@@ -81,34 +88,39 @@ export function ingestRoutes(opts: IngestRoutesOptions): FastifyPluginAsync {
       })
       const authErrors = errorResponses(400, 401, 403, 426, 429)
 
+      const heartbeat = { body: HeartbeatRequest, response: { 200: HeartbeatResponse, ...authErrors } } as const
       app.post(
         '/heartbeat',
-        { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: { body: HeartbeatRequest, response: { 200: HeartbeatResponse, ...authErrors } } },
+        { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: heartbeat },
         async (request) => services.ingest.heartbeat(authedInstance(request), request.body),
       )
 
+      const sync = { body: SyncRequest, response: { 200: SyncResponse, ...authErrors } } as const
       app.post(
         '/sync',
-        { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: { body: SyncRequest, response: { 200: SyncResponse, ...authErrors } } },
+        { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: sync },
         async (request) => services.ingest.sync(authedInstance(request), request.body),
       )
 
+      const manifest = { body: ManifestRequest, response: { 200: ManifestResponse, ...authErrors } } as const
       app.post(
         '/manifest',
-        { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: { body: ManifestRequest, response: { 200: ManifestResponse, ...authErrors } } },
+        { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: manifest },
         async (request) => services.ingest.manifest(authedInstance(request), request.body),
       )
 
-      app.get('/skills', { config: ingestLimit, schema: { response: { 200: SkillCatalog, ...authErrors } } }, async (request) => {
+      const skillCatalog = { response: { 200: SkillCatalog, ...authErrors } } as const
+      app.get('/skills', { config: ingestLimit, schema: skillCatalog }, async (request) => {
         const instance = authedInstance(request)
         const catalog = await services.skills.catalog()
         await services.ingest.touch(instance.pk)
         return catalog
       })
 
+      const getSkill = { params: SkillKeyParams, response: { 200: Skill, ...authErrors, ...errorResponses(404) } } as const
       app.get(
         '/skills/:key',
-        { config: ingestLimit, schema: { params: Type.Object({ key: Type.String() }), response: { 200: Skill, ...authErrors, ...errorResponses(404) } } },
+        { config: ingestLimit, schema: getSkill },
         async (request) => {
           const instance = authedInstance(request)
           if (!skillKeyPattern.test(request.params.key)) throw new TowerError('skill_not_found')

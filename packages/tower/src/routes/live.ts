@@ -102,13 +102,22 @@ export function liveRoutes(opts: LiveRoutesOptions): FastifyPluginAsync {
         }
         if (!validateFrame(parsed)) {
           const first = validateFrame.errors?.[0]
-          return fail(new TowerError('invalid_payload', `Invalid frame: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`), instance === null)
+          return fail(
+            new TowerError('invalid_payload', `Invalid frame: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`),
+            instance === null,
+          )
         }
         const frame = parsed
         if (frame.type === 'hello') {
           if (instance) return fail(new TowerError('invalid_payload', 'Hello was already said.'), false)
           if (frame.protocolVersion < MIN_PROTOCOL_VERSION || frame.protocolVersion > PROTOCOL_VERSION) {
-            return fail(new TowerError('protocol_version_unsupported', `This tower accepts protocol versions ${MIN_PROTOCOL_VERSION} to ${PROTOCOL_VERSION}.`), true)
+            return fail(
+              new TowerError(
+                'protocol_version_unsupported',
+                `This tower accepts protocol versions ${MIN_PROTOCOL_VERSION} to ${PROTOCOL_VERSION}.`,
+              ),
+              true,
+            )
           }
           instance = await services.ingest.authenticate(frame.apiKey)
           keyOf = frame.apiKey
@@ -128,7 +137,11 @@ export function liveRoutes(opts: LiveRoutesOptions): FastifyPluginAsync {
         }
         const stored = (await services.ingest.storeFacts(instance.pk, [frame.event])) === 1
         lastTouch = Date.now()
-        live.emit('fact', { instance: { id: instance.pk, machineId: instance.machineId, instanceId: instance.instanceId }, event: frame.event, stored })
+        live.emit('fact', {
+          instance: { id: instance.pk, machineId: instance.machineId, instanceId: instance.instanceId },
+          event: frame.event,
+          stored,
+        })
       }
 
       // Frames are handled one at a time, in order; a failure answers with an error frame.
@@ -145,8 +158,9 @@ export function liveRoutes(opts: LiveRoutesOptions): FastifyPluginAsync {
           })
           .catch((err: unknown) => {
             if (err instanceof TowerError) fail(err, err.statusCode === 401 || err.statusCode === 403)
-            else if (isDataException(err)) fail(new TowerError('invalid_payload', 'A value in the frame is out of range or not representable.'), false)
-            else {
+            else if (isDataException(err)) {
+              fail(new TowerError('invalid_payload', 'A value in the frame is out of range or not representable.'), false)
+            } else {
               app.log.error({ err: { name: (err as Error).name, message: (err as Error).message } }, 'live frame failed')
               fail(new TowerError('internal_error'), false)
             }
