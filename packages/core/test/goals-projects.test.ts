@@ -160,9 +160,12 @@ eachBackend(t, 'project pause: reasons, pausedAt, and a pause racing checkouts (
   let entered!: () => void
   const inside = new Promise<void>((r) => (entered = r))
   let holdNext = true
-  api.instance.services.issues.addCheckoutGuard(async () => {
+  api.instance.services.issues.addCheckoutGuard(async (tx, { issue }) => {
     if (!holdNext) return
     holdNext = false
+    // The guards' reads go out together on the checkout's connection and run in order: once this
+    // one answers, the project guard's share lock, sent before it, is held.
+    await tx.projects.get(issue.projectId!, { forShare: true })
     entered()
     await gate
   })

@@ -1,3 +1,4 @@
+import tap from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import { migrationFingerprint, pgStorage } from '@slaw/storage-pg'
@@ -81,6 +82,11 @@ function migratedTemplate(): Promise<string> {
  * test still gets a database nobody else uses, with no rows and every sequence at its start.
  */
 const idlePglite: PGlite[] = []
+// Closed when the file's tests are over: an open PGlite keeps a 10-second timer of its server
+// running, which would hold the test process that long after its last test.
+tap.teardown(async () => {
+  await Promise.all(idlePglite.splice(0).map((pg) => pg.close().catch(() => undefined)))
+})
 
 /** Empties every table but the migrator's and restarts every sequence; false if the client is unusable. */
 async function emptyPglite(pg: PGlite): Promise<boolean> {
