@@ -2,12 +2,19 @@
 // `npm test`: every package's tap suite in one run. Suites that need PostgreSQL or Redis run when
 // SLAW_TEST_DATABASE_URL / SLAW_TEST_REDIS_URL are set (.ci/run sets both) and are skipped, with a
 // plain message, when they are not. Ends with one "N passed, N failed, N skipped" line.
-import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+//
+// The TypeScript is compiled once into .test-build/ (scripts/build-tests.mjs) and each test file
+// runs as plain JavaScript in a process of its own, a few at a time. Tests are written with tap;
+// this script is their runner rather than tap's, whose runner loads a coverage hook, a mock loader
+// and source-map support into every test process (a third of the CPU of a run was loading
+// modules): docs/testing.md.
+import { spawn } from 'node:child_process'
+import { availableParallelism } from 'node:os'
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { buildTests, testBuildDir } from './build-tests.mjs'
+import { root } from './workspaces.mjs'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 /** Every *.test.ts under <group>/<package>/test (Node 20 has no fs.globSync). */
 function testFiles(group) {
   const out = []
@@ -27,76 +34,154 @@ function testFiles(group) {
   for (const pkg of readdirSync(join(root, group))) walk(`${group}/${pkg}/test`)
   return out
 }
-const files = process.argv.slice(2).length ? process.argv.slice(2) : [...testFiles('packages'), ...testFiles('examples')].sort()
+
+const args = process.argv.slice(2)
+const jobsArg = args.find((a) => a.startsWith('--jobs='))
+const named = args.filter((a) => !a.startsWith('--'))
+// Named files may be given as paths from the root or from anywhere (shell completion): keep them relative to the root.
+const files = named.length ? named.map((f) => relative(root, join(process.cwd(), f))) : [...testFiles('packages'), ...testFiles('examples')].sort()
+for (const f of files) {
+  if (!existsSync(join(root, f)) || !f.endsWith('.ts')) {
+    console.error(`No such test file: ${f}`)
+    process.exit(2)
+  }
+}
+// Some test files spend much of their time waiting (timers, child processes, the database), so one
+// job more than the cores keeps the machine busy.
+const jobs = Number(jobsArg?.slice('--jobs='.length) ?? process.env.SLAW_TEST_JOBS ?? availableParallelism() + 1)
+/** A file that has not finished by then is stopped and counted as failed (tap's own limit is the same). */
+const fileTimeoutSeconds = 120
 
 const pg = process.env.SLAW_TEST_DATABASE_URL
 const redis = process.env.SLAW_TEST_REDIS_URL
-console.log(`slaw tests: ${files.length} files; storage suites on PGlite${pg ? ' and PostgreSQL' : ''}.`)
+console.log(`slaw tests: ${files.length} files, ${jobs} at a time; storage suites on PGlite${pg ? ' and PostgreSQL' : ''}.`)
 if (!pg) console.log('  PostgreSQL suites SKIPPED: SLAW_TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test).')
 if (!redis) console.log('  Redis suites SKIPPED: SLAW_TEST_REDIS_URL is not set (e.g. redis://127.0.0.1:6379).')
 
-// tap builds its test class from the plugin list in .taprc, which leaves out @tapjs/typescript
-// (ts-node in every test process: tsx runs our TypeScript). A fresh install holds tap's default
-// build, and tap rebuilds only at the start of a run, after it chose the loaders for that run's test
-// processes: the whole first run would load ts-node in every file. Build first when it is due.
-const built = join(root, 'node_modules/@tapjs/test/test-built/dist/esm/index.js')
-if (!existsSync(built) || /^@tapjs\/typescript$/m.test(readFileSync(built, 'utf8'))) {
-  console.log('Building tap for the plugins in .taprc (once after an install).')
-  const build = spawnSync(process.execPath, [join(root, 'node_modules/tap/dist/esm/run.mjs'), 'build'], { cwd: root, stdio: 'inherit' })
-  if (build.status !== 0) process.exit(build.status ?? 1)
+await buildTests()
+
+/** Runs one compiled test file; resolves with its TAP output, exit status and counts. */
+function runFile(file) {
+  const started = Date.now()
+  const compiled = join(testBuildDir, file.replace(/\.ts$/, '.js'))
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--conditions=slaw-source', compiled], {
+      cwd: root,
+      // TAP_TIMEOUT: tap's in-process limit for the file, the same as ours below.
+      env: { ...process.env, TAP: '1', TAP_TIMEOUT: String(fileTimeoutSeconds) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (c) => (out += c))
+    child.stderr.on('data', (c) => (err += c))
+    let timedOut = false
+    // tap stops a file at its limit itself; this is for a file that hangs beyond tap's reach.
+    const timer = setTimeout(() => {
+      timedOut = true
+      try {
+        process.kill(-child.pid, 'SIGKILL')
+      } catch {
+        // gone already
+      }
+    }, (fileTimeoutSeconds + 15) * 1000)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      // A file's own children (servers it started) go with it.
+      try {
+        process.kill(-child.pid, 'SIGKILL')
+      } catch {
+        // none left
+      }
+      const counts = /^# (\{ total: \d+[^}]*\})\s*$/m.exec(out)?.[1]
+      const count = (k) => Number(new RegExp(`${k}: (\\d+)`).exec(counts ?? '')?.[1] ?? 0)
+      resolve({ file, out, err, code, signal, timedOut, ms: Date.now() - started, counts: counts ? { pass: count('pass'), fail: count('fail'), skip: count('skip') + count('todo') } : undefined })
+    })
+  })
 }
 
-const tap = spawn(process.execPath, [join(root, 'node_modules/tap/dist/esm/run.mjs'), '--reporter=tap', ...files], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
-let tail = ''
-// Failures are collected as they stream by (with the names of the subtests around them and their
-// diagnostics) and printed again at the end: in a CI log of ten thousand lines, the one that
+// Failures are collected from each file's TAP (with the names of the subtests around them and
+// their diagnostics) and printed again at the end: in a CI log of ten thousand lines, the one that
 // failed must not need a search.
-const failures = []
-const open = [] // [indent, subtest name]
-let pending = ''
-let diag = null
-const onLine = (line) => {
-  if (diag) {
-    // The YAML block right after a "not ok" holds its diagnostics: from "---" to "...".
-    if (!diag.lines.length && !/^\s*---\s*$/.test(line)) diag = null
-    else if (/^\s*\.\.\.\s*$/.test(line)) diag = null
-    else return void diag.lines.push(line)
-  }
-  const subtest = /^(\s*)# Subtest: (.*)$/.exec(line)
-  if (subtest) {
-    const indent = subtest[1].length
-    while (open.length && open[open.length - 1][0] >= indent) open.pop()
-    open.push([indent, subtest[2]])
-    return
-  }
-  const notOk = /^(\s*)not ok \d+ - (.*)$/.exec(line)
-  if (notOk && !/# (TODO|SKIP)/i.test(line)) {
-    const indent = notOk[1].length
-    const path = open.filter(([i]) => i < indent).map(([, name]) => name)
-    diag = { title: [...path, notOk[2].replace(/ # time=\S+$/, '')].join(' > '), lines: [] }
-    failures.push(diag)
-  }
-}
-tap.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk)
-  const text = chunk.toString()
-  tail = (tail + text).slice(-4000)
-  const lines = (pending + text).split('\n')
-  pending = lines.pop() ?? ''
-  for (const line of lines) onLine(line)
-})
-tap.on('close', (code) => {
-  const summary = /# \{ (total: \d+[^}]*) \}/.exec(tail)?.[1] ?? ''
-  const count = (k) => Number(new RegExp(`${k}: (\\d+)`).exec(summary)?.[1] ?? 0)
-  // A parent fails because its child did: report the innermost failures only.
-  const innermost = failures.filter((f) => !failures.some((g) => g !== f && g.title.startsWith(`${f.title} > `)))
-  if (innermost.length) {
-    console.log(`\nFailed (${innermost.length}):`)
-    for (const f of innermost) {
-      console.log(`  not ok: ${f.title}`)
-      for (const l of f.lines.slice(1, 30)) console.log(`    ${l.trim()}`)
+function failuresOf(file, tap) {
+  const failures = []
+  const open = [] // [indent, subtest name]
+  let diag = null
+  for (const line of tap.split('\n')) {
+    if (diag) {
+      // The YAML block right after a "not ok" holds its diagnostics: from "---" to "...".
+      if (!diag.lines.length && !/^\s*---\s*$/.test(line)) diag = null
+      else if (/^\s*\.\.\.\s*$/.test(line)) {
+        diag = null
+        continue
+      } else {
+        diag.lines.push(line)
+        continue
+      }
+    }
+    const subtest = /^(\s*)# Subtest: (.*)$/.exec(line)
+    if (subtest) {
+      const indent = subtest[1].length
+      while (open.length && open[open.length - 1][0] >= indent) open.pop()
+      open.push([indent, subtest[2]])
+      continue
+    }
+    const notOk = /^(\s*)not ok \d+ - (.*)$/.exec(line)
+    if (notOk && !/# (TODO|SKIP)/i.test(line)) {
+      const indent = notOk[1].length
+      const path = open.filter(([i]) => i < indent).map(([, name]) => name)
+      diag = { title: [file, ...path, notOk[2].replace(/ # time=\S+$/, '')].join(' > '), lines: [] }
+      failures.push(diag)
     }
   }
-  console.log(`\n${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped`)
-  process.exit(code ?? 1)
-})
+  // A parent fails because its child did: report the innermost failures only.
+  return failures.filter((f) => !failures.some((g) => g !== f && g.title.startsWith(`${f.title} > `)))
+}
+
+const indent = (text) => text.replace(/\n$/, '').split('\n').map((l) => (l ? `    ${l}` : l)).join('\n')
+const totals = { pass: 0, fail: 0, skip: 0 }
+const failures = []
+const started = Date.now()
+let next = 0
+let number = 0
+console.log('TAP version 14')
+async function worker() {
+  while (next < files.length) {
+    const r = await runFile(files[next++])
+    number++
+    // Each file's TAP as a subtest of the run, printed whole when the file ends (files run in parallel).
+    process.stdout.write(`# Subtest: ${r.file}\n${indent(r.out)}\n`)
+    if (r.err.trim()) process.stdout.write(`${indent(r.err.trim().split('\n').map((l) => `# ${l}`).join('\n'))}\n`)
+    const ok = r.code === 0 && r.counts !== undefined && r.counts.fail === 0
+    if (r.counts) {
+      totals.pass += r.counts.pass
+      totals.fail += r.counts.fail
+      totals.skip += r.counts.skip
+    }
+    const found = failuresOf(r.file, r.out)
+    if (!ok) {
+      // A file that failed without a failing assertion (it crashed, hung, or exited non-zero) is one failure.
+      if (!r.counts || r.counts.fail === 0) totals.fail++
+      if (!found.length) {
+        const why = r.timedOut ? `did not finish in ${fileTimeoutSeconds} s` : r.signal ? `ended by ${r.signal}` : `exited with ${r.code}`
+        found.push({ title: `${r.file} (${why})`, lines: ['', ...r.err.trim().split('\n').slice(-25)] })
+      }
+    }
+    failures.push(...found)
+    process.stdout.write(`${ok ? 'ok' : 'not ok'} ${number} - ${r.file} # time=${r.ms}ms\n`)
+  }
+}
+await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, files.length)) }, worker))
+console.log(`1..${files.length}`)
+console.log(`# time=${Date.now() - started}ms`)
+
+if (failures.length) {
+  console.log(`\nFailed (${failures.length}):`)
+  for (const f of failures) {
+    console.log(`  not ok: ${f.title}`)
+    for (const l of f.lines.slice(1, 30)) console.log(`    ${l.trim()}`)
+  }
+}
+console.log(`\n${totals.pass} passed, ${totals.fail} failed, ${totals.skip} skipped`)
+process.exit(totals.fail || failures.length ? 1 : 0)
