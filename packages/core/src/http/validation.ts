@@ -27,13 +27,30 @@ function makeAjv(coerce: boolean) {
  * and compiling them all took about half of the start (docs/startup-and-memory.md). The two Ajv
  * instances are made on first use too. test/schemas-compile.test.ts compiles every route's schemas,
  * so a schema Ajv refuses still fails the tests rather than a first request.
+ *
+ * Compiled validators are shared by every instance in the process, keyed by the schema's text: a
+ * host that runs several instances (a test suite runs thousands) compiles each schema once. Ajv's
+ * own cache is keyed by object, so it could not see that two instances' schemas are the same, and
+ * would have grown with every instance.
  */
 export function validatorCompiler(): FastifySchemaCompiler<unknown> {
-  let strict: Ajv | undefined
-  let coercing: Ajv | undefined
-  return ({ schema, httpPart }) =>
-    withoutNul(() => (httpPart === 'body' ? (strict ??= makeAjv(false)) : (coercing ??= makeAjv(true))).compile(schema as object))
+  return ({ schema, httpPart }) => {
+    const coerce = httpPart !== 'body'
+    return withoutNul(() => {
+      const key = `${coerce ? 'c' : 's'}${JSON.stringify(schema)}`
+      let validate = compiled.get(key)
+      if (!validate) {
+        validate = (coerce ? (coercing ??= makeAjv(true)) : (strict ??= makeAjv(false))).compile(schema as object)
+        compiled.set(key, validate)
+      }
+      return validate
+    })
+  }
 }
+
+let strict: Ajv | undefined
+let coercing: Ajv | undefined
+const compiled = new Map<string, Validate>()
 
 type Validate = ValidateFunction<unknown>
 

@@ -58,6 +58,18 @@ export function compileBody<T>(schema: unknown): ValidateFunction<T> {
   return bodyAjv.compile<T>(toAjvSchema(schema) as object)
 }
 
+/**
+ * Validators are shared by every tower app in the process, keyed by the schema's text: Ajv caches by
+ * object, and `toAjvSchema` makes a new one per call, so each app would otherwise compile (and keep)
+ * every schema again.
+ */
+const compiled = new Map<string, ValidateFunction>()
+
 export function validatorCompiler(): FastifySchemaCompiler<unknown> {
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : otherAjv).compile(toAjvSchema(schema) as object)
+  return ({ schema, httpPart }) => {
+    const key = `${httpPart === 'body' ? 'b' : 'o'}${JSON.stringify(schema)}`
+    let validate = compiled.get(key)
+    if (!validate) compiled.set(key, (validate = (httpPart === 'body' ? bodyAjv : otherAjv).compile(toAjvSchema(schema) as object)))
+    return validate
+  }
 }
