@@ -1,13 +1,13 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import postgres from 'postgres'
-import { fileURLToPath } from 'node:url'
 import { createInstance, JobRejected, queueWake, uuidv7, type InstanceOptions } from '@slaw/core'
 import { pgStorage } from '@slaw/storage-pg'
 import { backends, freshDatabase, testDatabaseUrl } from './helpers/backends.js'
 import { eachBackend, makeApi, operatorToken } from './helpers/instance.js'
 import { addAgent } from './helpers/fixtures.js'
 import { fakeClock, steeredAdapter } from './helpers/runs.js'
+import { nodeEntry } from '../../../test-support/node-entry.js'
 
 const clock = fakeClock()
 const options: Partial<InstanceOptions> = { jobs: false, now: clock.now, adapters: [steeredAdapter('process')] }
@@ -122,7 +122,7 @@ t.test('a node killed with SIGKILL mid-run: the run ends timed_out with node_los
   const db = await freshDatabase()
   const survivorClock = fakeClock()
   const survivor = await createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, logger: false, jobs: false, now: survivorClock.now, adapters: [steeredAdapter('process')] })
-  const child = spawn(process.execPath, ['--import=tsx', '--conditions=slaw-source', fileURLToPath(new URL('./helpers/run-node.ts', import.meta.url)), db.url], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [...nodeEntry(new URL('./helpers/run-node.ts', import.meta.url)), db.url], { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(async () => {
     child.kill('SIGKILL')
     await survivor.close()
@@ -187,4 +187,50 @@ eachBackend(
     t.equal(after?.error, 'the payload names nothing')
   },
   options,
+)
+
+// Regression: a kick that arrived while a poll was claiming was lost when that poll ended, because
+// the poll planned its next look (the poll interval: an hour here) over the kick's (now). The job
+// then waited for the next poll. Found by detached-work.test.ts timing out on a loaded machine.
+eachBackend(
+  t,
+  'a kick during a poll is never pushed back to the poll interval',
+  async (t, api) => {
+    const { storage, jobs } = api.instance
+    const repo = storage.jobs
+    const claim = repo.claim.bind(repo)
+    let claims = 0
+    let release!: () => void
+    const held = new Promise<void>((r) => (release = r))
+    let firstClaimStarted!: () => void
+    const started = new Promise<void>((r) => (firstClaimStarted = r))
+    repo.claim = async (...args: Parameters<typeof claim>) => {
+      claims++
+      if (claims === 1) {
+        firstClaimStarted()
+        await held
+        return [] // the poll saw nothing yet: the job below commits after its snapshot
+      }
+      return claim(...args)
+    }
+    t.teardown(() => {
+      repo.claim = claim
+    })
+    let ran = 0
+    jobs.register('kicked_probe', async () => {
+      ran++
+      return null
+    })
+    await api.instance.app.ready() // starts the runner: its first poll claims at once
+    await started
+    const job = await storage.jobs.enqueue({ id: uuidv7(), kind: 'kicked_probe', squadId: null, payload: {} })
+    jobs.kick() // a look now...
+    release() // ...while the poll ends and plans its next one an hour away
+    // Timers fire in the order they fall due: the kick's (0 ms, set first) before this one.
+    await new Promise((r) => setTimeout(r, 5))
+    if (!t.ok(claims >= 2, 'the kick looked for work after the poll ended')) return
+    while ((await storage.jobs.get(job.id))!.status !== 'completed') await new Promise((r) => setImmediate(r))
+    t.equal(ran, 1, 'the kicked job ran')
+  },
+  { jobs: { concurrency: 2, pollIntervalMs: 3_600_000 } },
 )

@@ -158,19 +158,30 @@ export class JobRunner {
   async stop(): Promise<void> {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
     await this.ticking
     for (const c of this.controllers) c.abort(new Error('the node is shutting down'))
     await Promise.allSettled([...this.inFlight])
   }
 
+  /**
+   * Plans the next look for work in `ms`, unless one is planned sooner already: a tick that ends
+   * while a kick's look is pending must not push that look back to the poll interval (the kick's
+   * job would wait for the next poll, an hour where a host polls hourly).
+   */
   private schedule(ms: number): void {
+    const due = performance.now() + ms
+    if (this.timer && this.timerDue <= due) return
     if (this.timer) clearTimeout(this.timer)
+    this.timerDue = due
     // Detached: kick() is often called inside a request's transaction, whose context a timer would inherit.
     this.timer = setTimeout(detached(() => {
+      this.timer = undefined
       this.ticking = this.tick().finally(() => (this.ticking = undefined))
     }), ms)
     this.timer.unref()
   }
+  private timerDue = 0
 
   private async claim(limit: number): Promise<Job[]> {
     if (limit < 1 || !this.handlers.size) return []
