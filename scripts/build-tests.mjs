@@ -69,6 +69,11 @@ export async function buildTests({ quiet = false } = {}) {
       }
     }
   }
+  // Helpers shared by the tests of several packages.
+  for (const file of walk(join(root, 'test-support'))) {
+    cpSync(file, join(testBuildDir, relative(root, file)))
+    if (file.endsWith('.ts')) entryPoints.push(file)
+  }
   // Files that tests read from the repository root by relative path.
   for (const name of ['docs', 'package.json', 'tsconfig.base.json']) symlinkSync(join(root, name), join(testBuildDir, name))
   await build({

@@ -10,8 +10,8 @@
 // modules): docs/testing.md.
 import { spawn } from 'node:child_process'
 import { availableParallelism } from 'node:os'
-import { existsSync, readdirSync, statSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
 import { buildTests, testBuildDir } from './build-tests.mjs'
 import { root } from './workspaces.mjs'
 
@@ -51,6 +51,19 @@ for (const f of files) {
 const jobs = Number(jobsArg?.slice('--jobs='.length) ?? process.env.SLAW_TEST_JOBS ?? availableParallelism() + 1)
 /** A file that has not finished by then is stopped and counted as failed (tap's own limit is the same). */
 const fileTimeoutSeconds = 120
+
+// Longest first, so that the run does not end waiting on one slow file started last: by the times of
+// the last run on this checkout, else by size (a fair guess on a fresh clone).
+const timingsFile = join(root, 'node_modules/.cache/slaw-tests/timings.json')
+const lastTimes = (() => {
+  try {
+    return JSON.parse(readFileSync(timingsFile, 'utf8'))
+  } catch {
+    return {}
+  }
+})()
+const weight = (f) => lastTimes[f] ?? statSync(join(root, f)).size
+files.sort((a, b) => weight(b) - weight(a))
 
 const pg = process.env.SLAW_TEST_DATABASE_URL
 const redis = process.env.SLAW_TEST_REDIS_URL
@@ -150,6 +163,7 @@ async function worker() {
   while (next < files.length) {
     const r = await runFile(files[next++])
     number++
+    times[r.file] = r.ms
     // Each file's TAP as a subtest of the run, printed whole when the file ends (files run in parallel).
     process.stdout.write(`# Subtest: ${r.file}\n${indent(r.out)}\n`)
     if (r.err.trim()) process.stdout.write(`${indent(r.err.trim().split('\n').map((l) => `# ${l}`).join('\n'))}\n`)
@@ -172,7 +186,14 @@ async function worker() {
     process.stdout.write(`${ok ? 'ok' : 'not ok'} ${number} - ${r.file} # time=${r.ms}ms\n`)
   }
 }
+const times = { ...lastTimes }
 await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, files.length)) }, worker))
+try {
+  mkdirSync(dirname(timingsFile), { recursive: true })
+  writeFileSync(timingsFile, JSON.stringify(times))
+} catch {
+  // only an ordering hint
+}
 console.log(`1..${files.length}`)
 console.log(`# time=${Date.now() - started}ms`)
 

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 import { readStartConfig, towerClientOptions } from '@slaw/cli'
+import { nodeEntry } from '../../../test-support/node-entry.js'
 
-const bin = new URL('../src/bin.ts', import.meta.url).pathname
-const nodeArgs = ['--import', 'tsx', '--conditions=slaw-source', bin]
+const nodeArgs = nodeEntry(new URL('../src/bin.ts', import.meta.url))
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {

@@ -3,11 +3,11 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:net'
 import postgres from 'postgres'
+import { nodeEntry } from '../../../test-support/node-entry.js'
 
 // `slaw start` never hangs on a bad start: it prints one line and exits non-zero, having closed
 // what it opened.
-const bin = new URL('../src/bin.ts', import.meta.url).pathname
-const node = [process.execPath, '--import', 'tsx', '--conditions=slaw-source', bin]
+const node = [process.execPath, ...nodeEntry(new URL('../src/bin.ts', import.meta.url))]
 const databaseUrl = process.env.SLAW_TEST_DATABASE_URL
 
 function listenOn(port = 0): Promise<Server> {

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 import { MasterKey } from '@slaw/core'
+import { nodeEntry } from '../../../test-support/node-entry.js'
 
-const bin = new URL('../src/bin.ts', import.meta.url).pathname
-const nodeArgs = ['--import', 'tsx', '--conditions=slaw-source', bin]
+const nodeArgs = nodeEntry(new URL('../src/bin.ts', import.meta.url))
 const operatorKey = 'slaw_op_cli_secrets_test_0000000'
 
 async function freePort(): Promise<number> {

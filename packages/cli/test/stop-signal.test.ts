@@ -3,10 +3,10 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
+import { nodeEntry } from '../../../test-support/node-entry.js'
 
 // Ctrl-C on `npm start` prints "stopped" and exits 0: the first SIGINT drains, later ones are absorbed.
-const bin = new URL('../src/bin.ts', import.meta.url).pathname
-const node = [process.execPath, '--import', 'tsx', '--conditions=slaw-source', bin]
+const node = [process.execPath, ...nodeEntry(new URL('../src/bin.ts', import.meta.url))]
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {

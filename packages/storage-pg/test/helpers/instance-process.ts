@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
+import { nodeEntry } from '../../../../test-support/node-entry.js'
 
 /** The PostgreSQL server the process suites create their databases on; unset, they are skipped. */
 export const adminUrl = process.env.SLAW_TEST_DATABASE_URL
 const operator = 'slaw_op_instance_process_test_0001'
-const fixture = new URL('../fixtures/serve-instance.ts', import.meta.url).pathname
+const fixture = nodeEntry(new URL('../fixtures/serve-instance.ts', import.meta.url))
 
 /** A database of its own on `adminUrl`; `dispose()` drops it, connections and all. */
 export async function freshDatabase(): Promise<{ url: string; dispose(): Promise<void> }> {
@@ -37,7 +38,7 @@ export interface InstanceProcess {
 
 /** Starts the fixture on `databaseUrl`; resolves once it listens. */
 export function serveInstance(databaseUrl: string): Promise<InstanceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=slaw-source', fixture], {
+  const child = spawn(process.execPath, fixture, {
     env: { ...process.env, DATABASE_URL: databaseUrl, SVC_OPERATOR_KEY: operator, POOL_MAX: '10' },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
