@@ -15,12 +15,12 @@ export function json(value: unknown): RawBuilder<unknown> {
  * by PGlite's JavaScript protocol layer) and a statement text per row count (a prepared statement
  * each); this costs one string and one statement text whatever the batch size. `columns` are
  * (snake_case column, SQL type) pairs; each row is an object keyed by those names (Dates become ISO
- * strings, which timestamptz reads back exactly).
+ * strings, which timestamptz reads back exactly). `where` keeps every row or none (a statement's guard).
  */
-export function recordset(rows: Array<Record<string, unknown>>, columns: ReadonlyArray<readonly [string, string]>): RawBuilder<unknown> {
+export function recordset(rows: Array<Record<string, unknown>>, columns: ReadonlyArray<readonly [string, string]>, where?: RawBuilder<unknown>): RawBuilder<unknown> {
   const names = columns.map(([c]) => c).join(', ')
   const types = columns.map(([c, t]) => `${c} ${t}`).join(', ')
-  return sql`select ${sql.raw(names)} from jsonb_to_recordset((${JSON.stringify(rows)}::text)::jsonb) as x(${sql.raw(types)})`
+  return sql`select ${sql.raw(names)} from jsonb_to_recordset((${JSON.stringify(rows)}::text)::jsonb) as x(${sql.raw(types)})${where ? sql` where ${where}` : sql``}`
 }
 
 export const now = (): RawBuilder<Date> => sql<Date>`now()`

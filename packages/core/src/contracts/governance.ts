@@ -207,6 +207,15 @@ export interface CostRepository {
    * Rollup rows are locked squad by squad (ordered by squad id), each squad's row first.
    */
   recordMany(entries: CostEntry[]): Promise<RecordedCost[]>
+  /**
+   * Optional. `recordMany` as a statement that commits by itself, for events of squads, agents and
+   * projects that have no budget: it writes only if, with their rows share-locked, every squad is
+   * unarchived and no squad, agent or project has a budget in cents or tokens (so no budget step
+   * can follow); otherwise it writes nothing and answers null, and the caller takes the
+   * transactional path. Called outside any transaction. Saves the transaction's round trips, and
+   * no rollup row stays locked while the client is away.
+   */
+  recordUnbudgeted?(entries: CostEntry[]): Promise<RecordedCost[] | null>
   /** Rollup rows of a squad for one period and scope (all keys, or the keys given). */
   rollups(squadId: string, period: Period, scope: RollupScope, keys?: string[]): Promise<Array<{ key: string } & CostTotals>>
   /** Drops rollup rows of one scope key (a deleted project). */

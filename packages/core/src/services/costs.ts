@@ -44,14 +44,18 @@ interface Prepared {
  */
 class BatchReads {
   private readonly memo = new Map<string, Promise<unknown>>()
-  constructor(private readonly tx: StorageSession) {}
+  /** `locking`: inside a transaction, the squad row is share-locked; outside one a lock would end with its statement. */
+  constructor(
+    private readonly tx: StorageSession,
+    private readonly locking = true,
+  ) {}
   private once<T>(key: string, read: () => Promise<T>): Promise<T> {
     let p = this.memo.get(key) as Promise<T> | undefined
     if (!p) this.memo.set(key, (p = read()))
     return p
   }
   // The squad row is share-locked: a racing archive waits for the batch (issue 9).
-  squad = (id: string) => this.once(`s${id}`, () => this.tx.squads.get(id, { lock: 'share' }))
+  squad = (id: string) => this.once(`s${id}`, () => this.tx.squads.get(id, this.locking ? { lock: 'share' } : {}))
   agent = (id: string) => this.once(`a${id}`, () => this.tx.agents.get(id))
   issue = (id: string) => this.once(`i${id}`, () => this.tx.issues.get(id))
   project = (id: string) => this.once(`p${id}`, () => this.tx.projects.get(id))
@@ -131,8 +135,36 @@ export class CostService {
     })
   }
 
-  /** One transaction for a batch of reports: reads pipelined, one write, budgets event by event. */
+  /** A batch of concurrent reports: without budgets in one statement, else in one transaction. */
   private async recordBatch(items: Report[]): Promise<Array<PromiseSettledResult<CostEvent>>> {
+    return (await this.recordUnbudgeted(items)) ?? this.recordInTransaction(items)
+  }
+
+  /**
+   * Reports for squads, agents and projects that have no budget (most of them) need no budget step
+   * after the write, so they need no transaction: the reads go to the pool, pipelined, and the write
+   * is one statement that commits by itself, with the squads' unarchived and unbudgeted state
+   * checked again under share locks (`CostRepository.recordUnbudgeted`). Two round trips instead of
+   * four, and no rollup row stays locked across a round trip, which is what concurrent reports of
+   * one squad queue on. Null when a budget or an archive is in the way (or the storage has no such
+   * statement): the caller takes the transactional path, which reads everything again.
+   */
+  private async recordUnbudgeted(items: Report[]): Promise<Array<PromiseSettledResult<CostEvent>> | null> {
+    const costs = this.ctx.storage.costs
+    if (!costs.recordUnbudgeted) return null
+    const reads = new BatchReads(this.ctx.storage, false)
+    const prepared = await Promise.allSettled(items.map((it) => this.prepare(reads, it.actor, it.squadId, it.input)))
+    const ok = prepared.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []))
+    const budgeted = ({ impact: { squad, agent, project } }: Prepared) => squad.budgetMonthlyCents !== null || agent.budgetMonthlyCents !== null || (project !== null && project.budgetCents !== null)
+    if (ok.some(budgeted)) return null
+    const recorded = ok.length ? await costs.recordUnbudgeted(ok.map((p) => p.entry)) : []
+    if (!recorded) return null
+    const events = new Map(ok.map((p, i) => [p, recorded[i]!.event]))
+    return prepared.map((p) => (p.status === 'fulfilled' ? { status: 'fulfilled' as const, value: events.get(p.value)! } : p))
+  }
+
+  /** One transaction for a batch of reports: reads pipelined, one write, budgets event by event. */
+  private async recordInTransaction(items: Report[]): Promise<Array<PromiseSettledResult<CostEvent>>> {
     return this.ctx.storage.transaction(async (tx) => {
       const reads = new BatchReads(tx)
       const prepared = await Promise.allSettled(items.map((it) => this.prepare(reads, it.actor, it.squadId, it.input)))

@@ -150,7 +150,14 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
       // expected
     }
     await Promise.all([3, 4, 5].map((n) => s.transaction((tx) => tx.outbox.append([row(n)]))))
-    const read = await s.outbox.readAfter(cursor, 100)
+    // A reader sees a row once no transaction that began before it commits is still open (so that
+    // no row is ever skipped); on a shared server, another database's transactions can hold that
+    // horizon back for a moment: wait for it rather than assume it.
+    let read = await s.outbox.readAfter(cursor, 100)
+    while (read.length < 5) {
+      await new Promise((r) => setImmediate(r))
+      read = await s.outbox.readAfter(cursor, 100)
+    }
     t.same(read.map((r) => r.payload.n).slice(0, 2), [1, 2], 'rows of one transaction stay together, in order')
     t.same(read.map((r) => r.payload.n).sort(), [1, 2, 3, 4, 5], 'every committed row, and no rolled-back one')
     const seqs = read.map((r) => BigInt(r.seq))
@@ -182,6 +189,54 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.same(actions, ['contract.kept', 'contract.no_outbox'], 'both committed entries, not the rolled-back one')
     const rows = (await s.outbox.readAfter(cursor, 100)).filter((r) => r.squadId === a.id)
     t.same(rows.map((r) => r.payload), [{ kept: true }], 'the committed outbox row only')
+  })
+
+  kit('costs: recordUnbudgeted writes only for unarchived squads, agents and projects without any budget', async (t, s) => {
+    // Optional: without it, cost reports always take a transaction.
+    if (!s.costs.recordUnbudgeted) return void t.ok(true, 'this storage has no recordUnbudgeted')
+    const a = await squad(s)
+    const ag = await agent(s, a.id, 'spender')
+    const project = await s.projects.insert({ id: uuidv7(), squadId: a.id, name: 'p', description: null, status: 'active', goalId: null, budgetCents: null })
+    const period = '2026-11'
+    const entry = (projectId: string | null = null) => {
+      const id = uuidv7()
+      const delta = { costCents: 5, inputTokens: 10, cachedInputTokens: 0, outputTokens: 2, subscriptionTokens: 0, events: 1 }
+      return {
+        event: {
+          id, squadId: a.id, agentId: ag.id, issueId: null, projectId, provider: 'openai', biller: null, billingType: 'metered_api' as const, model: 'gpt',
+          inputTokens: 10, cachedInputTokens: 0, outputTokens: 2, costCents: 5, billingCode: null, occurredAt: new Date('2026-11-20T10:00:00Z'),
+        },
+        keys: [{ scope: 'squad' as const, key: '', period }, { scope: 'agent' as const, key: ag.id, period }, ...(projectId ? [{ scope: 'project' as const, key: projectId, period: 'all' }] : [])],
+        delta,
+        outbox: [{ kind: 'fact' as const, entityType: 'cost_event', entityId: id, squadId: a.id, payload: { id } }],
+      }
+    }
+    const spent = async () => (await s.costs.rollups(a.id, period, 'squad', ['']))[0]?.costCents ?? 0
+
+    const [first] = (await s.costs.recordUnbudgeted([entry(project.id)]))!
+    t.equal(first!.event.costCents, 5, 'written when nothing has a budget')
+    t.same(first!.totals.map((x) => [x.scope, x.costCents, x.events]), [['squad', 5, 1], ['agent', 5, 1], ['project', 5, 1]], 'totals after the event')
+    t.equal(await spent(), 5)
+
+    // Each kind of budget, and an archive, turns it away with nothing written.
+    const refusals: Array<[string, () => Promise<unknown>, () => Promise<unknown>]> = [
+      ['a squad budget in cents', () => s.squads.update(a.id, { budgetMonthlyCents: 100 }), () => s.squads.update(a.id, { budgetMonthlyCents: null })],
+      ['a squad token ceiling', () => s.budgets.setSquadTokens(a.id, 1000), () => s.budgets.setSquadTokens(a.id, null)],
+      ['an agent budget in cents', () => s.agents.update(ag.id, { budgetMonthlyCents: 100 }), () => s.agents.update(ag.id, { budgetMonthlyCents: null })],
+      ['an agent token ceiling', () => s.budgets.setAgentTokens(ag.id, 1000), () => s.budgets.setAgentTokens(ag.id, null)],
+      ['a project budget', () => s.projects.update(project.id, { budgetCents: 100 }), () => s.projects.update(project.id, { budgetCents: null })],
+      ['an archived squad', () => s.squads.update(a.id, { status: 'archived' }), () => s.squads.update(a.id, { status: 'active' })],
+    ]
+    for (const [what, set, unset] of refusals) {
+      await set()
+      const e = entry(project.id)
+      t.equal(await s.costs.recordUnbudgeted([e]), null, `refused with ${what}`)
+      t.equal(await spent(), 5, `nothing added with ${what}`)
+      t.same((await s.outbox.readAfter('0', 100_000)).filter((r) => r.entityId === e.event.id), [], `no outbox row with ${what}`)
+      await unset()
+    }
+    t.ok(await s.costs.recordUnbudgeted([entry()]), 'written again once every budget is gone')
+    t.equal(await spent(), 10)
   })
 
   kit('jobs are claimed by one worker only, and a lapsed lease is claimable again', async (t, s) => {

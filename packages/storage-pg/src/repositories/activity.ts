@@ -44,16 +44,16 @@ const activityColumns = [
 const outboxColumns = [['kind', 'text'], ['entity_type', 'text'], ['entity_id', 'text'], ['squad_id', 'uuid'], ['payload', 'jsonb']] as const
 
 /** `insert into activity …` for entries built in the service (ids and times included), rows as one parameter. */
-export function activityInsert(entries: ActivityEntry[]): RawBuilder<unknown> {
+export function activityInsert(entries: ActivityEntry[], where?: RawBuilder<unknown>): RawBuilder<unknown> {
   const rows = entries.map((a) => ({
     id: a.id, squad_id: a.squadId, actor_type: a.actorType, actor_id: a.actorId, action: a.action, entity_type: a.entityType,
     entity_id: a.entityId, agent_id: a.agentId, run_id: a.runId, details: a.details, created_at: a.createdAt,
   }))
-  return sql`insert into activity (${sql.raw(activityColumns.map(([c]) => c).join(', '))}) ${recordset(rows, activityColumns)}`
+  return sql`insert into activity (${sql.raw(activityColumns.map(([c]) => c).join(', '))}) ${recordset(rows, activityColumns, where)}`
 }
 
 /** `insert into outbox …`, for writing outbox rows in the same statement as the change they report (in the order given). */
-export function outboxInsert(entries: NewOutboxEntry[]): RawBuilder<unknown> {
+export function outboxInsert(entries: NewOutboxEntry[], where?: RawBuilder<unknown>): RawBuilder<unknown> {
   const rows = entries.map((o) => ({ kind: o.kind, entity_type: o.entityType, entity_id: o.entityId, squad_id: o.squadId, payload: o.payload }))
-  return sql`insert into outbox (${sql.raw(outboxColumns.map(([c]) => c).join(', '))}) ${recordset(rows, outboxColumns)}`
+  return sql`insert into outbox (${sql.raw(outboxColumns.map(([c]) => c).join(', '))}) ${recordset(rows, outboxColumns, where)}`
 }

@@ -56,6 +56,22 @@ export class PgCostRepository implements CostRepository {
   }
 
   async recordMany(entries: CostEntry[]): Promise<RecordedCost[]> {
+    return (await this.write(entries, false))!
+  }
+
+  async recordUnbudgeted(entries: CostEntry[]): Promise<RecordedCost[] | null> {
+    return this.write(entries, true)
+  }
+
+  /**
+   * The one statement of `recordMany`. `guarded`: the writes happen only if, once their rows are
+   * share-locked, every squad is unarchived and no squad, agent or project has a budget (cents or
+   * tokens); otherwise nothing is written and the answer is null. A row changed by a transaction
+   * that commits while the statement waits for its lock is judged as committed (PostgreSQL
+   * re-checks a locked row's conditions on its newest version), and the guard's locks are taken
+   * before any rollup row's: its subqueries run before the first row is written.
+   */
+  private async write(entries: CostEntry[], guarded: boolean): Promise<RecordedCost[] | null> {
     if (!entries.length) return []
     if (entries.some((x) => !x.keys.length)) throw new TypeError('record: at least one rollup key')
     const activity = entries.flatMap((x) => x.activity ?? [])
@@ -73,6 +89,18 @@ export class PgCostRepository implements CostRepository {
       }
     }
     const ordered = [...sums.values()].sort((a, b) => compare(a.squadId, b.squadId) || scopeRank[a.key.scope] - scopeRank[b.key.scope] || compare(a.key.period, b.key.period) || compare(a.key.key, b.key.key))
+    const squadIds = [...new Set(entries.map((x) => x.event.squadId))]
+    const agentIds = [...new Set(entries.map((x) => x.event.agentId))]
+    const projectIds = [...new Set(entries.flatMap((x) => (x.event.projectId ? [x.event.projectId] : [])))]
+    const gate = guarded ? sql`(select ok from ok)` : undefined
+    const guard = guarded
+      ? sql`gs as (select id from squads where id in (${sql.join(squadIds)}) and status <> 'archived'
+                     and budget_monthly_cents is null and budget_monthly_tokens is null for share),
+            ga as (select id from agents where id in (${sql.join(agentIds)}) and budget_monthly_cents is null and budget_monthly_tokens is null for share),
+            gp as (${projectIds.length ? sql`select id from projects where id in (${sql.join(projectIds)}) and budget_cents is null for share` : sql`select null::uuid as id where false`}),
+            ok as (select (select count(*) from gs) = ${squadIds.length} and (select count(*) from ga) = ${agentIds.length}
+                      and (select count(*) from gp) = ${projectIds.length} as ok),`
+      : sql``
     // Rows as one JSON parameter each (see recordset): one statement text whatever the batch size.
     const values = recordset(
       ordered.map(({ squadId, key: k, delta: d }) => ({
@@ -80,6 +108,7 @@ export class PgCostRepository implements CostRepository {
         cached_input_tokens: d.cachedInputTokens, output_tokens: d.outputTokens, subscription_tokens: d.subscriptionTokens, events: d.events,
       })),
       rollupValueColumns,
+      gate,
     )
     const events = recordset(
       entries.map(({ event: e }) => ({
@@ -88,17 +117,16 @@ export class PgCostRepository implements CostRepository {
         output_tokens: e.outputTokens, cost_cents: e.costCents, billing_code: e.billingCode, occurred_at: e.occurredAt,
       })),
       eventColumns,
+      gate,
     )
-    const squadIds = [...new Set(entries.map((x) => x.event.squadId))]
-    const agentIds = [...new Set(entries.map((x) => x.event.agentId))]
     // Optional CTEs; data-modifying CTEs run whether or not the query reads them.
-    const activityCte = activity.length ? sql`act as (${activityInsert(activity)}),` : sql``
-    const outboxCte = outbox.length ? sql`ob as (${outboxInsert(outbox)}),` : sql``
+    const activityCte = activity.length ? sql`act as (${activityInsert(activity, gate)}),` : sql``
+    const outboxCte = outbox.length ? sql`ob as (${outboxInsert(outbox, gate)}),` : sql``
     // One round trip: the activity entries and outbox rows, the events, their rollups, and the
     // token ceilings the budget check needs next (rows told apart by "row"; "ref" is the squad's
     // id for rollups and squads, the agent's for agents).
     const { rows } = await sql<Record<string, unknown>>`
-      with ${activityCte} ${outboxCte} ev as (
+      with ${guard} ${activityCte} ${outboxCte} ev as (
         insert into cost_events (id, squad_id, agent_id, issue_id, project_id, provider, biller, billing_type, model,
                                  input_tokens, cached_input_tokens, output_tokens, cost_cents, billing_code, occurred_at)
         ${events}
@@ -134,6 +162,8 @@ export class PgCostRepository implements CostRepository {
       else if (r.row === 'squad') squadTokens.set(String(r.ref), num(r.tokens))
       else agentTokens.set(String(r.ref), num(r.tokens))
     }
+    // The guard held: nothing was written.
+    if (guarded && createdAt.size < entries.length) return null
     // Totals right after each event: start from the totals before the batch and add event by event.
     const running = new Map<string, CostTotals>()
     for (const [id, sum] of sums) {
