@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url'
 import os from 'node:os'
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-export const cli = join(root, 'packages/cli/dist/bin.js')
+// SLAW_CLI: another checkout's built CLI, to measure two versions with the same script.
+export const cli = process.env.SLAW_CLI ?? join(root, 'packages/cli/dist/bin.js')
 export const operatorKey = 'slaw_op_bench_operator_key_0000'
 
 export function machine() {

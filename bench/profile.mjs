@@ -9,6 +9,7 @@
 // Scenarios: get_issue, create_issue, add_comment, cost_event, inbox_lite. PROFILE_DISK=1 puts PGlite
 // on disk (SVC_DATA_DIR in a temp dir) instead of memory://. PROFILE_SECONDS (10),
 // PROFILE_CONNECTIONS (10), PROFILE_TOP (40). The .cpuprofile is kept (path printed) for DevTools.
+// PROFILE_OFF=1 measures the same scenario without the profiler (throughput and latency only).
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -27,7 +28,8 @@ const env = { ...process.env, SVC_OPERATOR_KEY: operatorKey, PORT: String(port),
 // PGlite: in memory, or on disk (as slaw-bench.sh loads it) with PROFILE_DISK=1.
 if (!process.env.DATABASE_URL && process.env.PROFILE_DISK !== '1') env.SVC_DATA_DIR = 'memory://'
 
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, cli, 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] })
+const profiling = process.env.PROFILE_OFF !== '1'
+const child = spawn(process.execPath, [...(profiling ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), cli, 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] })
 await waitHealthy(base, 60_000)
 
 const op = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }
@@ -59,6 +61,7 @@ if (!s) throw new Error(`unknown scenario ${scenario}; one of ${Object.keys(scen
 const result = await autocannon({ url: base + s.path, method: s.method, headers: s.headers, body: s.body, connections, duration: seconds })
 console.log(`${scenario}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`)
 await stop(child)
+if (!profiling) process.exit(0)
 
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
 if (!file) throw new Error(`no profile written in ${dir}`)

@@ -209,9 +209,10 @@ export interface CostRepository {
   recordMany(entries: CostEntry[]): Promise<RecordedCost[]>
   /**
    * Optional. `recordMany` as a statement that commits by itself, for events of squads, agents and
-   * projects that have no budget: it writes only if, with their rows share-locked, every squad is
-   * unarchived and no squad, agent or project has a budget in cents or tokens (so no budget step
-   * can follow); otherwise it writes nothing and answers null, and the caller takes the
+   * projects that have no budget: it writes only if, with their rows share-locked, every squad
+   * exists unarchived, every agent exists in its event's squad, and no squad, agent or project has
+   * a budget in cents or tokens (so no budget step can follow); otherwise it writes nothing and
+   * answers null, and the caller takes the
    * transactional path. Called outside any transaction. Saves the transaction's round trips, and
    * no rollup row stays locked while the client is away.
    */

@@ -145,13 +145,19 @@ export class CostService {
    * after the write, so they need no transaction: the reads go to the pool, pipelined, and the write
    * is one statement that commits by itself, with the squads' unarchived and unbudgeted state
    * checked again under share locks (`CostRepository.recordUnbudgeted`). Two round trips instead of
-   * four, and no rollup row stays locked across a round trip, which is what concurrent reports of
-   * one squad queue on. Null when a budget or an archive is in the way (or the storage has no such
+   * four (one when no report names an issue), and no rollup row stays locked across a round trip,
+   * which is what concurrent reports of one squad queue on. Null when a budget or an archive is in the way (or the storage has no such
    * statement): the caller takes the transactional path, which reads everything again.
    */
   private async recordUnbudgeted(items: Report[]): Promise<Array<PromiseSettledResult<CostEvent>> | null> {
     const costs = this.ctx.storage.costs
     if (!costs.recordUnbudgeted) return null
+    // Reports that name no issue need no reads at all: the statement checks what they would.
+    const unread = items.map((it) => this.unread(it.actor, it.squadId, it.input))
+    if (unread.every((e) => e !== undefined)) {
+      const recorded = await costs.recordUnbudgeted(unread as CostEntry[])
+      if (recorded) return recorded.map((r) => ({ status: 'fulfilled' as const, value: r.event }))
+    }
     const reads = new BatchReads(this.ctx.storage, false)
     const prepared = await Promise.allSettled(items.map((it) => this.prepare(reads, it.actor, it.squadId, it.input)))
     const ok = prepared.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []))
@@ -189,7 +195,6 @@ export class CostService {
 
   /** Checks one report against the squad, agent and issue, and builds every row it writes. */
   private async prepare(reads: BatchReads, actor: Actor, squadId: string, input: RecordCostInput): Promise<Prepared> {
-    const model = input.model.trim()
     // Costs are facts already incurred: they are recorded for paused or terminated agents too, but
     // not for an archived squad (issue 9): its row is share-locked so a racing archive waits.
     // Pipelined reads; the squad's visibility still decides first (another squad's key: 404).
@@ -207,13 +212,32 @@ export class CostService {
       issue = found
       if (issue.projectId) project = (await reads.project(issue.projectId)) ?? null
     }
+    const { entry, period, delta } = this.entry(actor, squad.id, agent.id, issue, project, input)
+    return { entry, impact: { squad, agent, project, period, delta } }
+  }
+
+  /**
+   * A report that names no issue, checked without reading anything: the statement that writes it
+   * (`recordUnbudgeted`) finds the squad unarchived and the agent in it, or writes nothing, and the
+   * transactional path then reads and answers the precise error. Undefined when the report needs
+   * reads (an issue to attribute, an id that is not a UUID) or is refused outright.
+   */
+  private unread(actor: Actor, squadId: string, input: RecordCostInput): CostEntry | undefined {
+    if (input.issueId || !isUuid(squadId) || !isUuid(input.agentId)) return undefined
+    if (actor.type === 'agent' && (actor.squadId !== squadId || actor.agentId !== input.agentId)) return undefined
+    return this.entry(actor, squadId, input.agentId, undefined, null, input).entry
+  }
+
+  /** Every row one report writes: the event, its rollup keys and delta, its activity entry and fact. */
+  private entry(actor: Actor, squadId: string, agentId: string, issue: Issue | undefined, project: Project | null, input: RecordCostInput): { entry: CostEntry; period: Period; delta: CostTotals } {
+    const model = input.model.trim()
     const occurredAt = this.ctx.now()
     const period = monthPeriod(occurredAt)
     const billingType = input.billingType ?? 'metered_api'
     const event: NewCostEvent = {
       id: uuidv7(occurredAt.getTime()),
-      squadId: squad.id,
-      agentId: agent.id,
+      squadId,
+      agentId,
       issueId: issue?.id ?? null,
       projectId: project?.id ?? null,
       provider: input.provider?.toLowerCase() ?? providerForModel(model),
@@ -232,11 +256,11 @@ export class CostService {
     const audit = activityRows(
       actor,
       {
-        squadId: squad.id,
+        squadId,
         action: 'cost.recorded',
         entityType: 'cost_event',
         entityId: event.id,
-        agentId: agent.id,
+        agentId,
         details: {
           model: event.model,
           provider: event.provider,
@@ -262,14 +286,11 @@ export class CostService {
     // The squad's row first, so writers of one squad queue there before touching any other row.
     const keys: RollupKey[] = [
       { scope: 'squad', key: '', period },
-      { scope: 'agent', key: agent.id, period },
+      { scope: 'agent', key: agentId, period },
       ...(project ? [{ scope: 'project' as const, key: project.id, period: lifetime }] : []),
       { scope: 'provider', key: event.provider, period },
     ]
-    return {
-      entry: { event, keys, delta, activity: [audit.entry], outbox: audit.outbox },
-      impact: { squad, agent, project, period, delta },
-    }
+    return { entry: { event, keys, delta, activity: [audit.entry], outbox: audit.outbox }, period, delta }
   }
 
   async summary(actor: Actor, squadId: string): Promise<CostSummary> {

@@ -191,7 +191,7 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.same(rows.map((r) => r.payload), [{ kept: true }], 'the committed outbox row only')
   })
 
-  kit('costs: recordUnbudgeted writes only for unarchived squads, agents and projects without any budget', async (t, s) => {
+  kit('costs: recordUnbudgeted writes only for unarchived squads, their own agents, and no budget anywhere', async (t, s) => {
     // Optional: without it, cost reports always take a transaction.
     if (!s.costs.recordUnbudgeted) return void t.ok(true, 'this storage has no recordUnbudgeted')
     const a = await squad(s)
@@ -235,6 +235,16 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
       t.same((await s.outbox.readAfter('0', 100_000)).filter((r) => r.entityId === e.event.id), [], `no outbox row with ${what}`)
       await unset()
     }
+    // An agent of another squad, or a squad that does not exist: nothing written.
+    const other = await agent(s, (await squad(s)).id, 'elsewhere')
+    const stray = entry()
+    stray.event.agentId = other.id
+    stray.keys[1] = { scope: 'agent', key: other.id, period }
+    t.equal(await s.costs.recordUnbudgeted([entry(), stray]), null, 'refused when one agent is not in its squad')
+    const lost = entry()
+    lost.event.squadId = uuidv7()
+    t.equal(await s.costs.recordUnbudgeted([lost]), null, 'refused for a squad that does not exist')
+    t.equal(await spent(), 5, 'nothing added by either')
     t.ok(await s.costs.recordUnbudgeted([entry()]), 'written again once every budget is gone')
     t.equal(await spent(), 10)
   })

@@ -65,8 +65,9 @@ export class PgCostRepository implements CostRepository {
 
   /**
    * The one statement of `recordMany`. `guarded`: the writes happen only if, once their rows are
-   * share-locked, every squad is unarchived and no squad, agent or project has a budget (cents or
-   * tokens); otherwise nothing is written and the answer is null. A row changed by a transaction
+   * share-locked, every squad exists unarchived, every agent exists in its event's squad, and no
+   * squad, agent or project has a budget (cents or tokens); otherwise nothing is written and the
+   * answer is null. A row changed by a transaction
    * that commits while the statement waits for its lock is judged as committed (PostgreSQL
    * re-checks a locked row's conditions on its newest version), and the guard's locks are taken
    * before any rollup row's: its subqueries run before the first row is written.
@@ -92,13 +93,16 @@ export class PgCostRepository implements CostRepository {
     const squadIds = [...new Set(entries.map((x) => x.event.squadId))]
     const agentIds = [...new Set(entries.map((x) => x.event.agentId))]
     const projectIds = [...new Set(entries.flatMap((x) => (x.event.projectId ? [x.event.projectId] : [])))]
+    // Each agent must belong to the squad its event names (an agent named with two squads fails one).
+    const agentPairs = [...new Set(entries.map((x) => `${x.event.agentId} ${x.event.squadId}`))].map((p) => p.split(' ') as [string, string])
     const gate = guarded ? sql`(select ok from ok)` : undefined
     const guard = guarded
       ? sql`gs as (select id from squads where id in (${sql.join(squadIds)}) and status <> 'archived'
                      and budget_monthly_cents is null and budget_monthly_tokens is null for share),
-            ga as (select id from agents where id in (${sql.join(agentIds)}) and budget_monthly_cents is null and budget_monthly_tokens is null for share),
+            ga as (select id from agents where (id, squad_id) in (${sql.join(agentPairs.map(([agentId, squadId]) => sql`(${agentId}::uuid, ${squadId}::uuid)`))})
+                     and budget_monthly_cents is null and budget_monthly_tokens is null for share),
             gp as (${projectIds.length ? sql`select id from projects where id in (${sql.join(projectIds)}) and budget_cents is null for share` : sql`select null::uuid as id where false`}),
-            ok as (select (select count(*) from gs) = ${squadIds.length} and (select count(*) from ga) = ${agentIds.length}
+            ok as (select (select count(*) from gs) = ${squadIds.length} and (select count(*) from ga) = ${agentPairs.length}
                       and (select count(*) from gp) = ${projectIds.length} as ok),`
       : sql``
     // Rows as one JSON parameter each (see recordset): one statement text whatever the batch size.
