@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-import { holdYoungGeneration } from './young-generation.js'
+import { holdStartupFlags } from './startup-flags.js'
 import { runCli } from './cli.js'
 
 // Before the command loads anything (cli.ts imports each command's modules when it runs): new
-// space stays small while slaw starts (young-generation.ts).
-holdYoungGeneration()
+// space stays small and PGlite's wasm mostly unoptimised while slaw starts (startup-flags.ts).
+holdStartupFlags()
 
 runCli(process.argv.slice(2)).then(
   (code) => {

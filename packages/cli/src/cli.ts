@@ -1,5 +1,5 @@
 import { ConfigError, readStartConfig } from './config.js'
-import { releaseYoungGeneration } from './young-generation.js'
+import { releaseStartupFlags } from './startup-flags.js'
 
 // Each command loads what it runs, when it runs: `slaw start` never loads the tower (or the other
 // way round), and the start itself loads its storage while the rest loads (start.ts).
@@ -65,7 +65,7 @@ async function start(argv: string[]): Promise<number | undefined> {
     return 1
   }
   const { instance, address } = started
-  releaseYoungGeneration()
+  releaseStartupFlags()
   instance.log.info({ address, storage: instance.storage.name, locks: instance.locks.name }, 'slaw is serving')
   // A promise nobody awaited (a driver's internal bookkeeping after a dropped connection, say)
   // must not take down a server whose every request is its own transaction: log it, keep serving.
@@ -120,7 +120,7 @@ async function tower(argv: string[]): Promise<number | undefined> {
   }
   const { startTowerFromEnv } = await import('@slaw/tower')
   const started = await startTowerFromEnv(process.env)
-  releaseYoungGeneration()
+  releaseStartupFlags()
   process.stderr.write(`slaw tower: serving ingest v1 at ${started.address}/api/ingest/v1\n`)
   onStopSignal(() => started.close())
   return undefined
