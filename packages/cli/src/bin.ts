@@ -1,5 +1,10 @@
 #!/usr/bin/env node
+import { holdStartupFlags } from './startup-flags.js'
 import { runCli } from './cli.js'
+
+// Before the command loads anything (cli.ts imports each command's modules when it runs): new
+// space stays small while slaw starts (startup-flags.ts).
+holdStartupFlags()
 
 runCli(process.argv.slice(2)).then(
   (code) => {

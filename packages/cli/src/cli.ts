@@ -1,4 +1,5 @@
 import { ConfigError, readStartConfig } from './config.js'
+import { releaseStartupFlags } from './startup-flags.js'
 
 // Each command loads what it runs, when it runs: `slaw start` never loads the tower (or the other
 // way round), and the start itself loads its storage while the rest loads (start.ts).
@@ -64,6 +65,7 @@ async function start(argv: string[]): Promise<number | undefined> {
     return 1
   }
   const { instance, address } = started
+  releaseStartupFlags()
   instance.log.info({ address, storage: instance.storage.name, locks: instance.locks.name }, 'slaw is serving')
   // A promise nobody awaited (a driver's internal bookkeeping after a dropped connection, say)
   // must not take down a server whose every request is its own transaction: log it, keep serving.
@@ -118,6 +120,7 @@ async function tower(argv: string[]): Promise<number | undefined> {
   }
   const { startTowerFromEnv } = await import('@slaw/tower')
   const started = await startTowerFromEnv(process.env)
+  releaseStartupFlags()
   process.stderr.write(`slaw tower: serving ingest v1 at ${started.address}/api/ingest/v1\n`)
   onStopSignal(() => started.close())
   return undefined

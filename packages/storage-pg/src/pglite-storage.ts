@@ -22,8 +22,13 @@ export interface PgliteStorageOptions {
   pglite?: Partial<PGliteOptions>
 }
 
-/** Lean settings for an embedded database: a small buffer pool keeps idle memory low. */
-const postgresqlconf = ['shared_buffers = 16MB', 'work_mem = 4MB', 'maintenance_work_mem = 16MB']
+/**
+ * Lean settings for an embedded database: a small buffer pool keeps idle memory low. PGlite
+ * touches the whole pool when it starts, so each MB here is a MB of an idle instance; a page
+ * that is not in it is read from the OS's page cache (docs/startup-and-memory.md). wal_buffers is
+ * what the 16 MB pool gave it (1/32), so WAL writes are as before.
+ */
+const postgresqlconf = ['shared_buffers = 8MB', 'wal_buffers = 512kB', 'work_mem = 4MB', 'maintenance_work_mem = 16MB']
 
 /** int8 as JS numbers (cents, counts), dates as 'YYYY-MM-DD', as with postgres.js. */
 const parsers = { 20: (x: string) => Number(x), 1082: (x: string) => x }

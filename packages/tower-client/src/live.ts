@@ -1,5 +1,14 @@
-import WebSocket from 'ws'
+import { createRequire } from 'node:module'
+import type WebSocket from 'ws'
 import { INGEST_BASE_PATH, type Fact } from '@slaw/core/ingest'
+
+/**
+ * ws is loaded when a live channel first opens, not at start: most instances never open one, and
+ * it is more than a megabyte of heap (docs/startup-and-memory.md). A synchronous require keeps
+ * `open()` synchronous.
+ */
+let ws: typeof WebSocket | undefined
+const loadWs = () => (ws ??= createRequire(import.meta.url)('ws') as typeof WebSocket)
 
 export interface LiveChannelOptions {
   towerUrl: string
@@ -47,7 +56,7 @@ export class LiveChannel {
   open(): void {
     const url = new URL(`${this.opts.towerUrl.replace(/\/+$/, '')}${INGEST_BASE_PATH}/live`)
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:'
-    const socket = new WebSocket(url)
+    const socket = new (loadWs())(url)
     this.socket = socket
     socket.on('open', () => {
       socket.send(JSON.stringify({ type: 'hello', protocolVersion: this.opts.protocolVersion, apiKey: this.opts.apiKey }))
@@ -79,7 +88,8 @@ export class LiveChannel {
   }
 
   private sendFrame(frame: unknown): void {
-    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame))
+    const s = this.socket
+    if (s && s.readyState === s.OPEN) s.send(JSON.stringify(frame))
   }
 
   private async pump(): Promise<void> {
@@ -106,7 +116,7 @@ export class LiveChannel {
     for (const t of this.timers) clearInterval(t)
     this.timers = []
     const s = this.socket
-    if (s && (s.readyState === WebSocket.OPEN || s.readyState === WebSocket.CONNECTING)) s.close(1000, reason)
+    if (s && (s.readyState === s.OPEN || s.readyState === s.CONNECTING)) s.close(1000, reason)
     this.finish()
   }
 

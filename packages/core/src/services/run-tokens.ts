@@ -1,5 +1,11 @@
-import { SignJWT, errors as joseErrors, jwtVerify } from 'jose'
 import type { MasterKey } from './master-key.js'
+
+/**
+ * jose is loaded with the first token minted or checked, not at start: an instance that runs no
+ * heartbeats never needs it, and it is most of a megabyte of heap (docs/startup-and-memory.md).
+ */
+let jose: Promise<typeof import('jose')> | undefined
+const loadJose = () => (jose ??= import('jose'))
 
 /** Who a run token speaks for. */
 export interface RunTokenClaims {
@@ -28,6 +34,7 @@ export class RunTokens {
   static readonly slackSec = 60
 
   async mint(claims: RunTokenClaims, issuedAt: Date, lifetimeSec: number): Promise<string> {
+    const { SignJWT } = await loadJose()
     const iat = Math.floor(issuedAt.getTime() / 1000)
     return new SignJWT({ squad: claims.squadId })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -42,6 +49,7 @@ export class RunTokens {
 
   /** The claims of a valid, unexpired token signed by this instance; null for anything else. */
   async verify(token: string, at: Date): Promise<RunTokenClaims | null> {
+    const { errors: joseErrors, jwtVerify } = await loadJose()
     try {
       const { payload } = await jwtVerify(token, this.key, { issuer, audience, algorithms: ['HS256'], currentDate: at })
       if (typeof payload.sub !== 'string' || typeof payload.jti !== 'string' || typeof payload.squad !== 'string') return null
