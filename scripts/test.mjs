@@ -201,7 +201,8 @@ if (failures.length) {
   console.log(`\nFailed (${failures.length}):`)
   for (const f of failures) {
     console.log(`  not ok: ${f.title}`)
-    for (const l of f.lines.slice(1, 30)) console.log(`    ${l.trim()}`)
+    // Diagnostics can quote a minified line of a dependency: keep each line readable.
+    for (const l of f.lines.slice(1, 30)) console.log(`    ${l.trim().length > 300 ? `${l.trim().slice(0, 300)}…` : l.trim()}`)
   }
 }
 console.log(`\n${totals.pass} passed, ${totals.fail} failed, ${totals.skip} skipped`)

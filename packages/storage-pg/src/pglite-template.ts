@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { existsSync, openAsBlob } from 'node:fs'
-import { cp, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { cp, link, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
@@ -91,10 +91,19 @@ export async function loadPgliteTemplate(dir: string, template: PgliteTemplate):
   const file = await pgliteTemplateFile(dir, template)
   if (existsSync(file)) return openAsBlob(file)
   const bytes = await tarDirectory(await pgliteTemplateDir(dir, template))
-  // Write then rename: concurrent writers never leave a torn file behind.
+  // Written aside, then linked into place: a reader never sees a torn file, and once the file is
+  // there it is never replaced. A file-backed Blob fails (NotReadableError) when its file changes,
+  // so a concurrent builder that renamed its own copy over the file would break every process
+  // reading the first one; with link, the first builder wins and the others use its file.
   const tmp = `${file}.${process.pid}.${Date.now()}.tmp`
   await writeFile(tmp, bytes)
-  await rename(tmp, file)
+  try {
+    await link(tmp, file)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+  } finally {
+    await rm(tmp, { force: true })
+  }
   return openAsBlob(file)
 }
 

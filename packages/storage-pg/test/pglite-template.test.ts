@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
-import { tarDirectory } from '../src/pglite-template.js'
+import { loadPgliteTemplate, tarDirectory, type PgliteTemplate } from '../src/pglite-template.js'
 
 // A fresh embedded database is a copy of a cached template: its data directory (copied for an
 // on-disk database) or its tarball (loaded for memory://), both made from a database that was
@@ -76,4 +76,21 @@ t.test('tarDirectory writes a ustar archive PGlite loads', async (t) => {
     { name: 'a/b/file.txt', type: '0', size: 1000 },
     { name: 'top', type: '0', size: 0 },
   ])
+})
+
+// Regression: test processes starting together on a cold cache each built the tarball and renamed
+// it over the file, and a file-backed Blob fails once its file changes, so a process that had
+// already opened the first copy failed to boot (NotReadableError) when a later builder replaced it.
+t.test('builders racing on a cold cache all get a tarball that stays readable', async (t) => {
+  const cache = mkdtempSync(join(tmpdir(), 'slaw-template-race-'))
+  t.teardown(() => import('node:fs/promises').then((fs) => fs.rm(cache, { recursive: true, force: true })))
+  const template: PgliteTemplate = { name: 'race', keyParts: ['race'], options: {}, async build(pg) { await pg.exec('create table t (x int)') } }
+  const blobs = await Promise.all([0, 1, 2].map(async (i) => {
+    // Staggered by whole event-loop turns, so the builders finish one after another.
+    for (let n = 0; n < i * 50; n++) await new Promise((r) => setImmediate(r))
+    return loadPgliteTemplate(cache, template)
+  }))
+  const sizes = await Promise.all(blobs.map(async (b) => (await b.arrayBuffer()).byteLength))
+  t.ok(sizes.every((n) => n > 0 && n === sizes[0]), 'every Blob reads whole, and all are the same file')
+  t.same(readdirSync(cache).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left behind')
 })
