@@ -13,12 +13,11 @@
 // mirrored workspaces, so `--conditions=slaw-source` resolves @slaw/* inside the mirror.
 // Third-party packages resolve from the repository's node_modules, one level up.
 import { build } from 'esbuild'
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { workspaces } from './workspaces.mjs'
+import { root, workspaces } from './workspaces.mjs'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 export const testBuildDir = join(root, '.test-build')
 
 /** Directories of a workspace that hold code to mirror. */
@@ -44,14 +43,20 @@ function compiledExports(exports) {
   )
 }
 
-export async function buildTests({ quiet = false } = {}) {
+export async function buildTests() {
   const started = Date.now()
   rmSync(testBuildDir, { recursive: true, force: true })
   const entryPoints = []
-  for (const { dir: ws } of workspaces()) {
+  /** Copies a directory's files into the mirror and queues its TypeScript for the compile. */
+  const mirror = (dir) => {
+    for (const file of walk(join(root, dir))) {
+      cpSync(file, join(testBuildDir, relative(root, file)))
+      if (file.endsWith('.ts') && !file.endsWith('.d.ts')) entryPoints.push(file)
+    }
+  }
+  for (const { dir: ws, pkg } of workspaces()) {
     const out = join(testBuildDir, ws)
     mkdirSync(out, { recursive: true })
-    const pkg = JSON.parse(readFileSync(join(root, ws, 'package.json'), 'utf8'))
     if (pkg.exports) pkg.exports = compiledExports(pkg.exports)
     writeFileSync(join(out, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`)
     // A workspace's own dependencies (npm puts some under the workspace) resolve as in the repository.
@@ -61,19 +66,10 @@ export async function buildTests({ quiet = false } = {}) {
       mkdirSync(dirname(link), { recursive: true })
       symlinkSync(relative(dirname(link), out), link, 'dir')
     }
-    for (const dir of codeDirs) {
-      for (const file of walk(join(root, ws, dir))) {
-        const rel = relative(root, file)
-        cpSync(file, join(testBuildDir, rel))
-        if (file.endsWith('.ts') && !file.endsWith('.d.ts')) entryPoints.push(file)
-      }
-    }
+    for (const dir of codeDirs) mirror(join(ws, dir))
   }
   // Helpers shared by the tests of several packages.
-  for (const file of walk(join(root, 'test-support'))) {
-    cpSync(file, join(testBuildDir, relative(root, file)))
-    if (file.endsWith('.ts')) entryPoints.push(file)
-  }
+  mirror('test-support')
   // Files that tests read from the repository root by relative path.
   for (const name of ['docs', 'package.json', 'tsconfig.base.json']) symlinkSync(join(root, name), join(testBuildDir, name))
   await build({
@@ -88,7 +84,7 @@ export async function buildTests({ quiet = false } = {}) {
     sourcemap: 'external',
     logLevel: 'warning',
   })
-  if (!quiet) console.log(`Compiled ${entryPoints.length} TypeScript files into .test-build/ in ${Date.now() - started} ms.`)
+  console.log(`Compiled ${entryPoints.length} TypeScript files into .test-build/ in ${Date.now() - started} ms.`)
   return testBuildDir
 }
 

@@ -146,17 +146,18 @@ export class CostService {
    * is one statement that commits by itself, with the squads' unarchived and unbudgeted state
    * checked again under share locks (`CostRepository.recordUnbudgeted`). Two round trips instead of
    * four (one when no report names an issue), and no rollup row stays locked across a round trip,
-   * which is what concurrent reports of one squad queue on. Null when a budget or an archive is in the way (or the storage has no such
-   * statement): the caller takes the transactional path, which reads everything again.
+   * which is what concurrent reports of one squad queue on. Null when a budget or an archive is in
+   * the way (or the storage has no such statement): the caller takes the transactional path.
    */
   private async recordUnbudgeted(items: Report[]): Promise<Array<PromiseSettledResult<CostEvent>> | null> {
     const costs = this.ctx.storage.costs
     if (!costs.recordUnbudgeted) return null
-    // Reports that name no issue need no reads at all: the statement checks what they would.
+    // Reports that name no issue need no reads at all: the statement checks what they would. When it
+    // refuses, the transactional path reads once and answers; reading here to try again would not.
     const unread = items.map((it) => this.unread(it.actor, it.squadId, it.input))
     if (unread.every((e) => e !== undefined)) {
       const recorded = await costs.recordUnbudgeted(unread as CostEntry[])
-      if (recorded) return recorded.map((r) => ({ status: 'fulfilled' as const, value: r.event }))
+      return recorded && recorded.map((r) => ({ status: 'fulfilled' as const, value: r.event }))
     }
     const reads = new BatchReads(this.ctx.storage, false)
     const prepared = await Promise.allSettled(items.map((it) => this.prepare(reads, it.actor, it.squadId, it.input)))

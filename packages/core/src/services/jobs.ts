@@ -59,6 +59,8 @@ export class JobRunner {
   /** This node's identity in job leases and run records. */
   readonly nodeId = `node-${uuidv7()}`
   private timer: NodeJS.Timeout | undefined
+  /** When `timer` fires (performance.now() time). */
+  private timerDue = 0
   private running = 0
   private stopped = true
   private kicked = false
@@ -181,7 +183,6 @@ export class JobRunner {
     }), ms)
     this.timer.unref()
   }
-  private timerDue = 0
 
   private async claim(limit: number): Promise<Job[]> {
     if (limit < 1 || !this.handlers.size) return []

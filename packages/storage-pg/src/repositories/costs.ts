@@ -101,9 +101,9 @@ export class PgCostRepository implements CostRepository {
                      and budget_monthly_cents is null and budget_monthly_tokens is null for share),
             ga as (select id from agents where (id, squad_id) in (${sql.join(agentPairs.map(([agentId, squadId]) => sql`(${agentId}::uuid, ${squadId}::uuid)`))})
                      and budget_monthly_cents is null and budget_monthly_tokens is null for share),
-            gp as (${projectIds.length ? sql`select id from projects where id in (${sql.join(projectIds)}) and budget_cents is null for share` : sql`select null::uuid as id where false`}),
+            ${projectIds.length ? sql`gp as (select id from projects where id in (${sql.join(projectIds)}) and budget_cents is null for share),` : sql``}
             ok as (select (select count(*) from gs) = ${squadIds.length} and (select count(*) from ga) = ${agentPairs.length}
-                      and (select count(*) from gp) = ${projectIds.length} as ok),`
+                      ${projectIds.length ? sql`and (select count(*) from gp) = ${projectIds.length}` : sql``} as ok),`
       : sql``
     // Rows as one JSON parameter each (see recordset): one statement text whatever the batch size.
     const values = recordset(
