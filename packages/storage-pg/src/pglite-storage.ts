@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
 import type { Storage } from '@slaw/core'
-import { KyselyStorage } from './kysely-storage.js'
+import type { KyselyStorage } from './kysely-storage.js'
 import { migrationFingerprint } from './migrations/index.js'
 import { PGliteDialect } from './pglite-dialect.js'
 import { copyPgliteTemplate, isEmptyDir, loadPgliteTemplate, pgliteTemplateDir, type PgliteTemplate } from './pglite-template.js'
@@ -23,6 +23,14 @@ export interface PgliteStorageOptions {
 }
 
 /**
+ * The repositories (and with them @slaw/core) are imported when first needed, not with this entry
+ * point: a module that imports @slaw/core is evaluated only after all of core is, so PGlite could
+ * not start reading and compiling its WebAssembly until then. Imported lazily, it opens while the
+ * rest of slaw loads (`slaw start`'s order, docs/startup-and-memory.md).
+ */
+const loadKyselyStorage = () => import('./kysely-storage.js')
+
+/**
  * Lean settings for an embedded database: a small buffer pool keeps idle memory low. PGlite
  * touches the whole pool when it starts, so each MB here is a MB of an idle instance; a page
  * that is not in it is read from the OS's page cache (docs/startup-and-memory.md). wal_buffers is
@@ -40,6 +48,7 @@ function storageTemplate(extra: Partial<PGliteOptions>): PgliteTemplate {
     keyParts: [migrationFingerprint()],
     options: { ...extra, parsers, postgresqlconf },
     async build(pg) {
+      const { KyselyStorage } = await loadKyselyStorage()
       const storage = new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg) })
       await storage.migrate()
       await storage.close()
@@ -83,8 +92,11 @@ export async function openPglite(options: Omit<PgliteStorageOptions, 'client'> =
  * (memory:// or an empty directory) starts from a cached, migrated template. One node only.
  */
 export async function pgliteStorage(options: PgliteStorageOptions = {}): Promise<Storage & { readonly db: KyselyStorage['db'] }> {
-  if (options.client) return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(options.client) })
+  if (options.client) {
+    const { KyselyStorage } = await loadKyselyStorage()
+    return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(options.client) })
+  }
   const dataDir = options.dataDir ?? './.slaw'
-  const pg = await openPglite(options)
+  const [pg, { KyselyStorage }] = await Promise.all([openPglite(options), loadKyselyStorage()])
   return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg), onClose: () => pg.close(), ...(dataDir === 'memory://' ? {} : { dataDir }) })
 }
