@@ -28,6 +28,8 @@ t.test('the template is built once, shut down cleanly, and both forms of it open
   t.equal(controlState(dir), 1, 'the cached data directory was shut down cleanly')
   const migrated = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = 'public'`.execute(first.db)
   t.ok(migrated.rows[0]!.n > 10, 'memory://: the schema is there')
+  const databases = await sql<{ datname: string }>`select datname from pg_database`.execute(first.db)
+  t.same(databases.rows, [{ datname: 'postgres' }], 'initdb\'s template databases are not in the template')
   await first.close()
 
   // On disk: a copy of the data directory; the data outlives a restart.
