@@ -1,5 +1,4 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TowerClient } from '../contracts/tower-client.js'
 import { ErrorBody } from '../schemas/common.js'
@@ -11,6 +10,7 @@ import { clientErrorHandler, frameworkErrors, installErrorHandler } from './erro
 import { validatorCompiler } from './validation.js'
 import { lazySerializerFactory } from './serialization.js'
 import { installJsonBodyParser } from './json-body.js'
+import { openapiDocument } from './openapi-document.js'
 import { healthRoutes } from '../routes/health.js'
 import { openapiRoutes } from '../routes/openapi.js'
 import { squadRoutes } from '../routes/squads.js'
@@ -79,7 +79,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   app.removeContentTypeParser('text/plain')
   installJsonBodyParser(app)
 
-  await app.register(swagger, {
+  // Generated on first request (openapi-document.ts); every route is recorded as it is added.
+  const openapi = openapiDocument(app, {
     openapi: {
       openapi: '3.0.3',
       info: { title: 'slaw local API', version: opts.version, description: 'The control plane of a slaw instance (interface A).' },
@@ -88,9 +89,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   })
+  app.addHook('onRoute', openapi.collect)
   await app.register(authPlugin, { ...(opts.tower ? { tower: opts.tower } : {}) })
   await app.register(healthRoutes, { state: opts.state, ...(opts.health ? { check: opts.health } : {}) })
-  await app.register(openapiRoutes)
+  await app.register(openapiRoutes, { document: openapi.document })
   if (opts.metrics) {
     opts.metrics.metrics.attach(app)
     if (opts.metrics.route) opts.metrics.metrics.route(app)
