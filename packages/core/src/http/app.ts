@@ -67,11 +67,13 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     logController: new AccessLog(),
     frameworkErrors,
     clientErrorHandler,
-    // Response serializers are compiled on first use (validators too: validation.ts).
-    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
+    // Validators and response serializers are compiled on first use (validation.ts, serialization.ts).
+    // Naming both factories also keeps fastify from loading its default Ajv compiler (and Ajv's JTD
+    // build with it) at start, only to be replaced.
+    // (fastify types the factory as Ajv's; it calls it as any factory of a schema compiler.)
+    schemaController: { compilersFactory: { buildValidator: (() => validatorCompiler()) as never, buildSerializer: lazySerializerFactory } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance
 
-  app.setValidatorCompiler(validatorCompiler())
   app.decorate('slaw', { services: opts.services })
   app.addSchema(ErrorBody)
   installErrorHandler(app)
