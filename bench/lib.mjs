@@ -10,7 +10,7 @@ import os from 'node:os'
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 // SLAW_CLI: another checkout's built CLI, to measure two versions with the same script.
-export const cli = process.env.SLAW_CLI ?? join(root, 'packages/cli/dist/bin.js')
+export const cli = process.env.SLAW_CLI ?? join(root, 'packages/cli/dist/bin.cjs')
 export const operatorKey = 'slaw_op_bench_operator_key_0000'
 
 export function machine() {

@@ -30,7 +30,7 @@ url.pathname = `/${name}`
 const port = 3900 + Math.floor(Math.random() * 90)
 const args = process.env.SOAK_FROM_SOURCE
   ? ['--import', 'tsx', '--conditions=slaw-source', join(root, 'packages/cli/src/bin.ts')]
-  : [join(root, 'packages/cli/dist/bin.js')]
+  : [join(root, 'packages/cli/dist/bin.cjs')]
 const child = spawn(process.execPath, [...args, 'start', '--port', String(port)], {
   cwd: root,
   env: { ...process.env, DATABASE_URL: url.toString(), SVC_OPERATOR_KEY: operatorKey, LOG_LEVEL: 'warn' },
