@@ -3,7 +3,7 @@ import Fastify, { type RouteOptions } from 'fastify'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import { routePlugins } from '../src/http/app.js'
 import { validatorCompiler } from '../src/http/validation.js'
-import { lazySerializerFactory } from '../src/http/serialization.js'
+import { forSerialization, lazySerializerFactory } from '../src/http/serialization.js'
 import { healthRoutes } from '../src/routes/health.js'
 import { openapiRoutes } from '../src/routes/openapi.js'
 import { ErrorBody } from '../src/schemas/common.js'
@@ -66,6 +66,8 @@ t.test('every response serializer compiles, eagerly and lazily', async (t) => {
       const def = { schema, method: String(route.method), url: route.url, httpStatus }
       try {
         eager(def)
+        // What the lazy factory compiles: the same schema with enums and nullable scalars rewritten.
+        eager({ ...def, schema: forSerialization(schema) })
       } catch (err) {
         refused.push(`${route.method} ${route.url} ${httpStatus}: ${(err as Error).message}`)
       }
@@ -79,4 +81,35 @@ t.test('every response serializer compiles, eagerly and lazily', async (t) => {
   const def = { schema, method: 'GET', url: '/x', httpStatus: '200' }
   const doc = { a: 1.7, b: 'x', c: 'dropped' }
   t.equal(lazy(def)(doc), eager(def)(doc))
+})
+
+t.test('enums and nullable scalars are serialized without a validator, to the same JSON', async (t) => {
+  const { Type } = await import('@sinclair/typebox')
+  const { OneOf, Nullable } = await import('../src/records/fields.js')
+  const schema = Type.Object({
+    status: OneOf(['todo', 'done'] as const),
+    note: Nullable(Type.String()),
+    at: Nullable(Type.String({ format: 'date-time' })),
+    count: Nullable(Type.Integer()),
+    kind: Nullable(OneOf(['a', 'b'] as const)),
+    either: Type.Union([Type.String(), Type.Integer()]),
+    nested: Type.Array(Type.Object({ state: OneOf(['x', 'y'] as const), by: Nullable(Type.String()) })),
+  })
+  const rewritten = forSerialization(schema) as { properties: Record<string, unknown> }
+  t.same(rewritten.properties.status, { type: 'string', enum: ['todo', 'done'] })
+  t.same(rewritten.properties.note, { type: ['string', 'null'] })
+  t.same(rewritten.properties.kind, { type: ['string', 'null'], enum: ['a', 'b'] })
+  t.ok('anyOf' in (rewritten.properties.either as object), 'a union of two types other than null is left as it is')
+  t.ok('anyOf' in (schema.properties.status as object), 'the route\'s own schema is not changed')
+
+  const def = { schema, method: 'GET', url: '/x', httpStatus: '200' }
+  const eager = SerializerSelector()({}, {})(def)
+  const lazy = lazySerializerFactory({}, {})(def)
+  const at = new Date('2026-11-27T10:00:00.000Z')
+  for (const doc of [
+    { status: 'todo', note: null, at: null, count: null, kind: null, either: 'x', nested: [] },
+    { status: 'done', note: 'a "quoted" note', at, count: 3, kind: 'b', either: 7, nested: [{ state: 'y', by: null }, { state: 'x', by: 'me' }], extra: 'dropped' },
+  ]) {
+    t.equal(lazy(doc), eager(doc))
+  }
 })
