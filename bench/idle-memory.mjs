@@ -1,7 +1,7 @@
 // Idle memory of `slaw start`, measured as an operator sees it: the built CLI is started on each
-// backend, and 10 s after /api/health answers {"status":"ok"} the VmRSS of its process tree is summed
-// (the server and any children; there is no npm wrapper here). Every server is stopped by this script,
-// and the whole run is bounded in time.
+// backend with npm start's environment, and 10 s after /api/health answers {"status":"ok"} the VmRSS
+// of its process tree is summed (the server and any children; there is no npm wrapper here). Every
+// server is stopped by this script, and the whole run is bounded in time.
 //
 //   node bench/idle-memory.mjs [pg] [pglite-disk] [memory] [--runs N] [--idle-ms MS]
 //

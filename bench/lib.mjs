@@ -13,6 +13,16 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 export const cli = process.env.SLAW_CLI ?? join(root, 'packages/cli/dist/bin.cjs')
 export const operatorKey = 'slaw_op_bench_operator_key_0000'
 
+/**
+ * The environment `npm start` gives node: each `NAME=${NAME:-default}` of the root start script
+ * (glibc malloc settings, docs/startup-and-memory.md), unless this process has NAME set. Benchmarks
+ * that start the CLI directly start it as an operator's `npm start` does.
+ */
+const startScript = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start
+export const npmStartEnv = Object.fromEntries(
+  [...startScript.matchAll(/(\w+)=\$\{\1:-([^}]*)\}/g)].filter(([, name]) => process.env[name] === undefined).map(([, name, value]) => [name, value]),
+)
+
 export function machine() {
   return `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`
 }
@@ -33,7 +43,7 @@ export async function waitHealthy(base, timeoutMs = 30_000) {
 export async function startSlaw({ port, env = {} }) {
   const t0 = performance.now()
   const child = spawn(process.execPath, [cli, 'start', '--port', String(port)], {
-    env: { ...process.env, SVC_OPERATOR_KEY: operatorKey, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, ...npmStartEnv, SVC_OPERATOR_KEY: operatorKey, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   const base = `http://127.0.0.1:${port}`

@@ -10,12 +10,13 @@
 // on disk (SVC_DATA_DIR in a temp dir) instead of memory://. PROFILE_SECONDS (10),
 // PROFILE_CONNECTIONS (10), PROFILE_TOP (40). The .cpuprofile is kept (path printed) for DevTools.
 // PROFILE_OFF=1 measures the same scenario without the profiler (throughput and latency only).
+// PROFILE_NODE_FLAGS passes node flags to the server.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import autocannon from 'autocannon'
-import { cli, operatorKey, stop, waitHealthy } from './lib.mjs'
+import { cli, npmStartEnv, operatorKey, stop, waitHealthy } from './lib.mjs'
 
 const scenario = process.argv[2] ?? 'cost_event'
 const seconds = Number(process.env.PROFILE_SECONDS ?? 10)
@@ -24,12 +25,14 @@ const top = Number(process.env.PROFILE_TOP ?? 40)
 const port = 3400 + Math.floor(Math.random() * 500)
 const dir = mkdtempSync(join(tmpdir(), 'slaw-prof-'))
 const base = `http://127.0.0.1:${port}`
-const env = { ...process.env, SVC_OPERATOR_KEY: operatorKey, PORT: String(port), HOST: '127.0.0.1', SVC_DATA_DIR: join(dir, 'data') }
+const env = { ...process.env, ...npmStartEnv, SVC_OPERATOR_KEY: operatorKey, PORT: String(port), HOST: '127.0.0.1', SVC_DATA_DIR: join(dir, 'data') }
 // PGlite: in memory, or on disk (as slaw-bench.sh loads it) with PROFILE_DISK=1.
 if (!process.env.DATABASE_URL && process.env.PROFILE_DISK !== '1') env.SVC_DATA_DIR = 'memory://'
 
 const profiling = process.env.PROFILE_OFF !== '1'
-const child = spawn(process.execPath, [...(profiling ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), cli, 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] })
+// PROFILE_NODE_FLAGS: node flags for the server only (e.g. --v8-pool-size=2), not for autocannon.
+const nodeFlags = (process.env.PROFILE_NODE_FLAGS ?? '').split(' ').filter(Boolean)
+const child = spawn(process.execPath, [...nodeFlags, ...(profiling ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), cli, 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] })
 await waitHealthy(base, 60_000)
 
 const op = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }

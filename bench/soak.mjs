@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import postgres from 'postgres'
-import { api, machine, operatorKey, root, rssMb, stop, waitHealthy } from './lib.mjs'
+import { api, machine, npmStartEnv, operatorKey, root, rssMb, stop, waitHealthy } from './lib.mjs'
 
 const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const duration = Number(process.env.SOAK_DURATION_SEC ?? 600)
@@ -33,7 +33,7 @@ const args = process.env.SOAK_FROM_SOURCE
   : [join(root, 'packages/cli/dist/bin.cjs')]
 const child = spawn(process.execPath, [...args, 'start', '--port', String(port)], {
   cwd: root,
-  env: { ...process.env, DATABASE_URL: url.toString(), SVC_OPERATOR_KEY: operatorKey, LOG_LEVEL: 'warn' },
+  env: { ...process.env, ...npmStartEnv, DATABASE_URL: url.toString(), SVC_OPERATOR_KEY: operatorKey, LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'ignore', 'inherit'],
 })
 const base = `http://127.0.0.1:${port}`
