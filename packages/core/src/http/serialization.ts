@@ -48,8 +48,10 @@ const structural = ['anyOf', 'oneOf', 'allOf', 'not', 'if', '$ref', 'properties'
  * `anyOf` by running an Ajv validator on the value for each branch until one matches, for every
  * value of every response (and builds Ajv the first time). slaw's enums (`OneOf`, unions of string
  * literals) and nullable scalars (`Nullable(Type.String())`) are such unions; written as
- * `{type: 'string', enum}` and `{type: ['string', 'null']}` they need no validator. Only the
- * serializer sees this: validation and the OpenAPI document keep the schemas as written.
+ * `{type: 'string', enum}` and `{type: ['string', 'null']}` they need no validator. Each rewrite
+ * accepts exactly what the union did, since fast-json-stringify still validates whatever anyOf is
+ * left (a nullable object) against the rewritten branches. Only the serializer sees this:
+ * validation and the OpenAPI document keep the schemas as written.
  */
 export function forSerialization(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(forSerialization)
@@ -65,7 +67,10 @@ export function forSerialization(schema: unknown): unknown {
     const nullIndex = branches.findIndex((b) => b.type === 'null' && Object.keys(b).length === 1)
     const other = branches[1 - nullIndex]
     if (nullIndex !== -1 && other && typeof other.type === 'string' && primitive.has(other.type) && !structural.some((k) => k in other)) {
-      return { ...siblings, ...other, type: [other.type, 'null'] }
+      // Equivalent as a schema too, not only as output: fast-json-stringify validates the branches
+      // of an enclosing anyOf with Ajv (a nullable object holding this field), and `enum` would
+      // refuse the null that the union let through.
+      return { ...siblings, ...other, type: [other.type, 'null'], ...(Array.isArray(other.enum) ? { enum: [...other.enum, null] } : {}) }
     }
   }
   return out
