@@ -1,0 +1,44 @@
+// Where the cost-event tail is: autocannon's client-side latency next to slaw's own request
+// duration (the `slaw_http_request_duration_seconds` histogram, read from /metrics before and after
+// the run), POST /api/squads/:id/cost-events on PostgreSQL, one agent, no budget.
+//
+//   node bench/cost-event-tail.mjs            # 4 connections, 10 s (after a 3 s warm-up)
+//   TAIL_CONNECTIONS=10 TAIL_SECONDS=15 SERVER_NODE_OPTIONS=--max-semi-space-size=64 node bench/cost-event-tail.mjs
+//
+// Needs a PostgreSQL where BENCH_PG_URL's user may create databases (a fresh `slaw_tail` is made).
+import autocannon from 'autocannon'
+import { freshDb, operatorKey, startSlaw } from './lib.mjs'
+
+const connections = Number(process.env.TAIL_CONNECTIONS ?? 4)
+const duration = Number(process.env.TAIL_SECONDS ?? 10)
+const url = await freshDb('slaw_tail')
+const server = await startSlaw({ port: 3477, env: { DATABASE_URL: url, ...(process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS } : {}) } })
+try {
+  const op = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }
+  const call = async (method, path, body) => (await fetch(server.base + path, { method, headers: op, body: JSON.stringify(body) })).json()
+  const { squad } = await call('POST', '/api/squads', { name: 'Tail' })
+  const { agent } = await call('POST', `/api/squads/${squad.id}/agents`, { name: 'tail', role: 'engineer', adapterType: 'process' })
+  const load = {
+    url: `${server.base}/api/squads/${squad.id}/cost-events`,
+    method: 'POST',
+    headers: op,
+    body: JSON.stringify({ agentId: agent.id, model: 'claude-sonnet-4-5', inputTokens: 1200, cachedInputTokens: 0, outputTokens: 300, costCents: 2 }),
+    connections,
+  }
+  await autocannon({ ...load, duration: 3 })
+  const scrape = async () => {
+    const text = await (await fetch(`${server.base}/metrics`, { headers: op })).text()
+    const re = /slaw_http_request_duration_seconds_bucket\{le="([^"]+)",method="POST",route="\/api\/squads\/:squadId\/cost-events",status="201"\} (\d+)/g
+    return Object.fromEntries([...text.matchAll(re)].map((m) => [m[1], Number(m[2])]))
+  }
+  const before = await scrape()
+  const r = await autocannon({ ...load, duration })
+  const after = await scrape()
+  const total = after['+Inf'] - (before['+Inf'] ?? 0)
+  const within = ['0.0025', '0.005', '0.01', '0.025'].map((le) => `≤ ${Number(le) * 1000} ms ${((100 * (after[le] - (before[le] ?? 0))) / total).toFixed(2)} %`)
+  console.log(`client, ${connections} connections: ${r.requests.average} req/s, p50 ${r.latency.p50} ms, p97.5 ${r.latency.p97_5} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}`)
+  console.log(`server (${total} requests): ${within.join(', ')}`)
+} finally {
+  await server.stop()
+}
+process.exit(0)
