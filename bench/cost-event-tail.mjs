@@ -7,7 +7,7 @@
 //
 // Needs a PostgreSQL where BENCH_PG_URL's user may create databases (a fresh `slaw_tail` is made).
 import autocannon from 'autocannon'
-import { freshDb, operatorKey, startSlaw } from './lib.mjs'
+import { api, freshDb, operatorKey, startSlaw } from './lib.mjs'
 
 const connections = Number(process.env.TAIL_CONNECTIONS ?? 4)
 const duration = Number(process.env.TAIL_SECONDS ?? 10)
@@ -15,9 +15,8 @@ const url = await freshDb('slaw_tail')
 const server = await startSlaw({ port: 3477, env: { DATABASE_URL: url, ...(process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS } : {}) } })
 try {
   const op = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }
-  const call = async (method, path, body) => (await fetch(server.base + path, { method, headers: op, body: JSON.stringify(body) })).json()
-  const { squad } = await call('POST', '/api/squads', { name: 'Tail' })
-  const { agent } = await call('POST', `/api/squads/${squad.id}/agents`, { name: 'tail', role: 'engineer', adapterType: 'process' })
+  const { squad } = await api(server.base, 'POST', '/api/squads', { name: 'Tail' })
+  const { agent } = await api(server.base, 'POST', `/api/squads/${squad.id}/agents`, { name: 'tail', role: 'engineer', adapterType: 'process' })
   const load = {
     url: `${server.base}/api/squads/${squad.id}/cost-events`,
     method: 'POST',
