@@ -78,7 +78,10 @@ function runFile(file) {
   const started = Date.now()
   const compiled = join(testBuildDir, file.replace(/\.ts$/, '.js'))
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=slaw-source', compiled], {
+    // --liftoff-only: PGlite's 9 MB of WebAssembly stays on V8's baseline compiler. A test process
+    // lives seconds, too short for optimised wasm to repay compiling it: a quarter of a PGlite
+    // test file's CPU went to that (docs/testing.md).
+    const child = spawn(process.execPath, ['--liftoff-only', '--conditions=slaw-source', compiled], {
       cwd: root,
       // TAP_TIMEOUT: tap's in-process limit for the file, the same as ours below.
       env: { ...process.env, TAP: '1', TAP_TIMEOUT: String(fileTimeoutSeconds) },
