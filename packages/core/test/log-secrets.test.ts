@@ -4,6 +4,7 @@ import pino from 'pino'
 import { createInstance, type InstanceOptions } from '@slaw/core'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { scrubUrl } from '../src/logging.js'
+import { lazyRequestLogger } from '../src/http/request-logger.js'
 
 const operator = 'slaw_op_log_secrets_test_key_0001'
 
@@ -59,6 +60,40 @@ t.test('request lines are debug: a server logging at info writes none per reques
   })
   const line = debug.split('\n').find((l) => l.includes('request completed'))
   t.ok(line, 'one access line per request at debug')
-  t.match(JSON.parse(line!), { level: 20, req: { method: 'GET', url: '/api/squads' }, res: { statusCode: 200 }, responseTime: Number })
+  t.match(JSON.parse(line!), { level: 20, reqId: String, req: { method: 'GET', url: '/api/squads' }, res: { statusCode: 200 }, responseTime: Number })
   t.equal(debug.split('\n').filter((l) => l.includes('request completed')).length, 1)
+})
+
+t.test("a request's logger becomes pino's child on its first line at an enabled level", async (t) => {
+  let out = ''
+  const parent = pino({ level: 'info', redact: ['*.token'] }, new Writable({ write: (c, _e, cb) => ((out += c), cb()) }))
+  let children = 0
+  const child = parent.child as unknown as (this: unknown, b: pino.Bindings, o?: pino.ChildLoggerOptions) => pino.Logger
+  parent.child = function (this: unknown, b: pino.Bindings, o?: pino.ChildLoggerOptions) {
+    children++
+    return child.call(this, b, o)
+  } as unknown as typeof parent.child
+  const log = lazyRequestLogger(parent, { reqId: 'req-1' }, {})
+  log.debug('not at info')
+  log.trace('nor this')
+  t.equal(children, 0, 'nothing written: no child made')
+  t.equal(out, '')
+  t.equal(log.level, 'info', 'the level is the parent\'s')
+  log.warn({ body: { token: 'tok_SECRET' } }, 'written')
+  t.equal(children, 1, 'made on the first line written')
+  const first = JSON.parse(out.trim())
+  t.match(first, { level: 40, reqId: 'req-1', msg: 'written', body: { token: '[Redacted]' } }, 'with the request id, redacted as before')
+  log.error('again')
+  t.equal(children, 1, 'made once')
+  log.level = 'debug'
+  log.debug('now at debug')
+  t.match(JSON.parse(out.trim().split('\n').pop()!), { level: 20, reqId: 'req-1', msg: 'now at debug' }, 'a level set on it applies to it')
+  t.equal(parent.level, 'info', 'and not to the parent')
+  log.child({ sub: 1 }).warn('from a child')
+  t.match(JSON.parse(out.trim().split('\n').pop()!), { reqId: 'req-1', sub: 1, msg: 'from a child' }, 'its children carry its bindings')
+  // A route-level log level makes the child at once (pino must apply the level).
+  const before = children
+  const eager = lazyRequestLogger(parent, { reqId: 'req-2' }, { level: 'debug' })
+  t.equal(children, before + 1, 'eager when a level is given')
+  t.equal(eager.level, 'debug')
 })

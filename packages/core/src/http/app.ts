@@ -11,6 +11,7 @@ import { validatorCompiler } from './validation.js'
 import { lazySerializerFactory } from './serialization.js'
 import { installJsonBodyParser } from './json-body.js'
 import { openapiDocument } from './openapi-document.js'
+import { lazyRequestLogger } from './request-logger.js'
 import { healthRoutes } from '../routes/health.js'
 import { openapiRoutes } from '../routes/openapi.js'
 import { squadRoutes } from '../routes/squads.js'
@@ -65,6 +66,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     // fastify's two info lines per request cost about a tenth of a request's CPU (bench/RESULTS.md):
     // one access line per request, at debug.
     logController: new AccessLog(),
+    // A request's child logger is made when the request logs something (request-logger.ts).
+    childLoggerFactory: lazyRequestLogger,
     frameworkErrors,
     clientErrorHandler,
     // Validators and response serializers are compiled on first use (validation.ts, serialization.ts).

@@ -128,7 +128,9 @@ export class PgCostRepository implements CostRepository {
     const outboxCte = outbox.length ? sql`ob as (${outboxInsert(outbox, gate)}),` : sql``
     // One round trip: the activity entries and outbox rows, the events, their rollups, and the
     // token ceilings the budget check needs next (rows told apart by "row"; "ref" is the squad's
-    // id for rollups and squads, the agent's for agents).
+    // id for rollups and squads, the agent's for agents). Without the CamelCasePlugin: the
+    // statement is raw SQL whose result columns are named in camelCase already, and the plugin
+    // would copy its whole node tree on every execution (a few per cent of a cost event's CPU).
     const { rows } = await sql<Record<string, unknown>>`
       with ${guard} ${activityCte} ${outboxCte} ev as (
         insert into cost_events (id, squad_id, agent_id, issue_id, project_id, provider, biller, billing_type, model,
@@ -154,7 +156,7 @@ export class PgCostRepository implements CostRepository {
       union all select 'squad', id::text, null, null, null, null, null, null, null, null, null, null, null, budget_monthly_tokens
         from squads where id in (${sql.join(squadIds)})
       union all select 'agent', id::text, null, null, null, null, null, null, null, null, null, null, null, budget_monthly_tokens
-        from agents where id in (${sql.join(agentIds)})`.execute(this.db())
+        from agents where id in (${sql.join(agentIds)})`.execute(this.db().withoutPlugins())
     const after = new Map<string, CostTotals>()
     const createdAt = new Map<string, Date>()
     const squadTokens = new Map<string, number | null>()
