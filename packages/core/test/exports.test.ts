@@ -128,8 +128,9 @@ eachBackend(t, 'exports: export, poll, download, then import into another squad'
   const target = await api.seed('Target Team')
   const tp = target.prefix
   // Background work of the origin squad (its in-progress issue's heartbeat runs) may write outbox
-  // rows at any moment: what the preview must not write is a row of the target squad.
-  const outboxBefore = (await api.instance.storage.outbox.readAfter('0', 100_000)).at(-1)?.seq ?? '0'
+  // rows at any moment: what the preview must not write is a row of the target squad. The target
+  // squad's own rows (seeded above) are published first, so that none gets its seq after the mark.
+  const outboxBefore = await allPublished(api)
   const outboxCountBefore = await api.instance.storage.outbox.countAfter('0')
   const planned = await api.call('POST', `/api/squads/${target.squadId}/imports/preview`, { source: file })
   t.equal(planned.status, 200)
@@ -148,6 +149,7 @@ eachBackend(t, 'exports: export, poll, download, then import into another squad'
   )
   t.equal((await api.call('GET', `/api/squads/${target.squadId}/agents`)).body.agents.length, 1, 'preview writes no agent')
   t.equal((await api.call('GET', `/api/squads/${target.squadId}/issues`)).body.issues.length, 0, 'preview writes no issue')
+  await allPublished(api)
   t.same((await api.instance.storage.outbox.readAfter(outboxBefore, 1_000)).filter((r) => r.squadId === target.squadId), [], 'preview writes no outbox row')
 
   const applied = await api.call('POST', `/api/squads/${target.squadId}/imports/apply`, { source: file })
@@ -539,3 +541,16 @@ t.test('export jobs are claimed once with two nodes on one PostgreSQL database',
   t.equal(bundle.squad.slug, 'two-nodes', 'either node serves any node’s result')
   t.comment(`runs per node: a=${[...runs.values()].filter((r) => r[0] === 'a').length}, b=${[...runs.values()].filter((r) => r[0] === 'b').length}`)
 })
+
+/**
+ * Waits until every outbox row has its seq, and returns the last one. A row is published once no
+ * transaction older than its own is still running anywhere on the database server (the outbox's
+ * xmin rule), so on a server shared with other tests' databases it can wait for theirs.
+ */
+async function allPublished(api: TestApi): Promise<string> {
+  for (;;) {
+    const published = await api.instance.storage.outbox.readAfter('0', 100_000)
+    if (published.length === (await api.instance.storage.outbox.countAfter('0'))) return published.at(-1)?.seq ?? '0'
+    await sleep(10)
+  }
+}
