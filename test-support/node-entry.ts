@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url'
 export function nodeEntry(entry: URL): string[] {
   const source = fileURLToPath(entry)
   const compiled = source.replace(/\.ts$/, '.js')
-  if (source.includes('/.test-build/') && existsSync(compiled)) return ['--conditions=slaw-source', compiled]
-  return ['--import=tsx', '--conditions=slaw-source', source]
+  // --liftoff-only, as for the test processes (scripts/test.mjs): a child that lives seconds does
+  // not repay optimising PGlite's WebAssembly.
+  if (source.includes('/.test-build/') && existsSync(compiled)) return ['--liftoff-only', '--conditions=slaw-source', compiled]
+  return ['--liftoff-only', '--import=tsx', '--conditions=slaw-source', source]
 }
