@@ -1,3 +1,12 @@
+// CPU per cost event: the server's own CPU time (user + system from /proc/<pid>/stat, its V8
+// threads included) over a fixed number of POST /api/squads/:id/cost-events at 4 connections, on
+// PostgreSQL, one agent, no budget. Less sensitive to the machine's speed drifting than latency is,
+// so builds can be compared with SLAW_CLI (alternate them).
+//
+//   node bench/cost-event-cpu.mjs
+//   SLAW_CLI=/path/to/other/checkout/packages/cli/dist/bin.cjs node bench/cost-event-cpu.mjs
+//
+// Needs a PostgreSQL where BENCH_PG_URL's user may create databases (a fresh `slaw_cpureq` is made).
 import autocannon from 'autocannon'
 import { readFileSync } from 'node:fs'
 import { api, freshDb, operatorKey, startSlaw } from './lib.mjs'
