@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { CamelCasePlugin, Kysely, Migrator, sql, type Dialect, type Transaction } from 'kysely'
+import { CamelCasePlugin, Kysely, Migrator, sql, type Dialect } from 'kysely'
 import type { Storage, StorageSession } from '@slaw/core'
 import { migrationProvider, migrations } from './migrations/index.js'
+import { pipelined } from './pipelined-transaction.js'
 import type { Database } from './schema.js'
 import { PgActivityRepository } from './repositories/activity.js'
 import { PgApprovalRepository } from './repositories/approvals.js'
@@ -83,9 +84,10 @@ export class KyselyStorage implements Storage {
    * a scope that ended (`open: false`) is never joined, so such work runs on the pool by itself
    * instead of failing on, or writing into, a transaction that is over.
    */
-  private readonly current = new AsyncLocalStorage<{ trx: Transaction<Database>; open: boolean }>()
+  private readonly current = new AsyncLocalStorage<{ trx: Kysely<Database>; open: boolean }>()
   private readonly session: StorageSession
   private readonly onClose: (() => Promise<void>) | undefined
+  private readonly dialect: Dialect
   private closed = false
   poolStats?: () => { max: number; inUse: number }
 
@@ -94,6 +96,7 @@ export class KyselyStorage implements Storage {
     this.dataDir = options.dataDir
     // Columns are mapped to camelCase; jsonb values (activity details, payloads, permissions) are
     // user data and keep their keys exactly as written (`api_key` must not come back as `apiKey`).
+    this.dialect = options.dialect
     this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] })
     this.onClose = options.onClose
     if (options.poolStats) this.poolStats = options.poolStats
@@ -148,7 +151,7 @@ export class KyselyStorage implements Storage {
     return rows.length === known.length && rows.every((row) => Object.hasOwn(migrations, row.name))
   }
 
-  private openTransaction(): Transaction<Database> | undefined {
+  private openTransaction(): Kysely<Database> | undefined {
     const scope = this.current.getStore()
     return scope?.open ? scope.trx : undefined
   }
@@ -156,7 +159,7 @@ export class KyselyStorage implements Storage {
   async transaction<T>(fn: (tx: StorageSession) => Promise<T>): Promise<T> {
     if (this.openTransaction()) return fn(this.session)
     return this.db.transaction().execute(async (trx) => {
-      const scope = { trx, open: true }
+      const scope = { trx: await pipelined(trx, this.dialect), open: true }
       try {
         return await this.current.run(scope, () => fn(this.session))
       } finally {
