@@ -110,6 +110,60 @@ eachBackend(t, 'checkout', async (t, api) => {
     isError(t, await api.call('POST', '/api/issues/xyz/release'), 404, 'not_found', 'malformed id')
   })
 
+  await t.test('checkouts submitted together share a transaction, and each is answered on its own', async (t) => {
+    const s = await api.seed('Batch')
+    const bob = await addAgent(api, s.squadId, 'bob')
+    const carl = await addAgent(api, s.squadId, 'carl')
+    await api.call('POST', `/api/agents/${carl.id}/pause`)
+    // Mixed statuses, so the batch's updates touch several status counters in several shards.
+    const statuses = ['todo', 'backlog', 'blocked', 'in_review']
+    const fine = []
+    for (let i = 0; i < 16; i++) fine.push(await addIssue(api, s.squadId, { title: `fine ${i}`, status: statuses[i % 4] }))
+    const done = await addIssue(api, s.squadId, { title: 'done already', status: 'done' })
+    const held = await addIssue(api, s.squadId, { title: 'held by bob' })
+    t.equal((await api.call('POST', `/api/issues/${held.id}/checkout`, { agentId: bob.id })).status, 200)
+    const forCarl = await addIssue(api, s.squadId, { title: 'for carl' })
+    const issues = api.instance.services.issues
+    const operator = { type: 'operator', keyId: null } as const
+    // Submitted in one turn of the event loop: one batch.
+    const settled = await Promise.allSettled([
+      ...fine.map((i, k) => issues.submitCheckout(operator, i.id, { agentId: k % 2 ? bob.id : s.agentId })),
+      issues.submitCheckout(operator, done.id, { agentId: s.agentId }),
+      issues.submitCheckout(operator, held.id, { agentId: s.agentId }),
+      issues.submitCheckout(operator, forCarl.id, { agentId: carl.id }),
+      issues.submitCheckout(operator, unknownId, { agentId: s.agentId }),
+      issues.submitCheckout(operator, held.id.replace(/.$/, 'x'), { agentId: s.agentId }),
+    ])
+    const codes = settled.map((r) => (r.status === 'fulfilled' ? 'ok' : (r.reason as { code?: string }).code))
+    t.same(codes, [...fine.map(() => 'ok'), 'invalid_state', 'issue_checked_out', 'agent_not_active', 'not_found', 'not_found'], 'each checkout has its own answer')
+    for (const [k, i] of fine.entries()) {
+      const stored = (await api.call('GET', `/api/issues/${i.id}`)).body.issue
+      const agent = k % 2 ? bob.id : s.agentId
+      t.same([stored.status, stored.checkoutAgentId, stored.assigneeAgentId], ['in_progress', agent, agent], `${i.identifier} (${statuses[k % 4]}) checked out`)
+    }
+    const checkedOut = (await activityOf(api, s.squadId, 'limit=200')).filter((e) => e.action === 'issue.checked_out')
+    t.same(checkedOut.map((e) => e.entityId).sort(), [...fine.map((i) => i.id), held.id].sort(), 'one activity entry per checkout made (and the earlier one of the held issue)')
+    t.same(
+      [(await api.call('GET', `/api/issues/${done.id}`)).body.issue.status, (await api.call('GET', `/api/issues/${forCarl.id}`)).body.issue.status, (await api.call('GET', `/api/issues/${held.id}`)).body.issue.checkoutAgentId],
+      ['done', 'todo', bob.id],
+      'the refused ones are unchanged',
+    )
+    const { tasks } = (await api.call('GET', `/api/squads/${s.squadId}/dashboard`)).body
+    t.match(tasks, { inProgress: 17, blocked: 0, done: 1 }, 'the status counters moved with the batch')
+  })
+
+  await t.test('concurrent batches with mixed statuses all commit', async (t) => {
+    const s = await api.seed('Waves')
+    const statuses = ['todo', 'backlog', 'blocked', 'in_review']
+    const all = []
+    for (let i = 0; i < 40; i++) all.push(await addIssue(api, s.squadId, { title: `wave ${i}`, status: statuses[(i * 7) % 4] }))
+    // Over HTTP, 40 at once: several batches in flight together.
+    const results = await Promise.all(all.map((i) => api.call('POST', `/api/issues/${i.id}/checkout`, { agentId: s.agentId }, s.agentToken)))
+    t.same(results.map((r) => r.status), all.map(() => 200), 'every checkout answered 200')
+    const listed = (await api.call('GET', `/api/squads/${s.squadId}/issues?status=in_progress&limit=100`)).body
+    t.equal((listed.issues ?? listed).length, 40, 'all 40 in progress')
+  })
+
   await t.test('20 agents race for one issue', async (t) => {
     const s = await api.seed('Race')
     const agents: Array<{ id: string; token: string }> = []

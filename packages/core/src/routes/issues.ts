@@ -64,7 +64,7 @@ export const issueRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   const checkoutIssue = { tags, params: IdParams, body: CheckoutBody, response: { 200: PlainIssueBody, ...errors } } as const
   app.post('/api/issues/:id/checkout', { schema: checkoutIssue }, async (req) => ({
-    issue: presentIssue(await issues.checkout(req.actor, req.params.id, req.body)),
+    issue: presentIssue(await issues.submitCheckout(req.actor, req.params.id, req.body)),
   }))
 
   const releaseIssue = { tags, params: IdParams, response: { 200: PlainIssueBody, ...errors } } as const
