@@ -6,7 +6,8 @@
 //   node bench/profile.mjs cost_event            # PGlite memory://
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/slaw_prof node bench/profile.mjs create_issue
 //
-// Scenarios: get_issue, create_issue, add_comment, cost_event, inbox_lite. PROFILE_DISK=1 puts PGlite
+// Scenarios: get_issue, create_issue, add_comment, cost_event, inbox_lite, and checkout (distinct
+// issues, PostgreSQL only). PROFILE_DISK=1 puts PGlite
 // on disk (SVC_DATA_DIR in a temp dir) instead of memory://. PROFILE_SECONDS (10),
 // PROFILE_CONNECTIONS (10), PROFILE_TOP (40). The .cpuprofile is kept (path printed) for DevTools.
 // PROFILE_OFF=1 measures the same scenario without the profiler (throughput and latency only).
@@ -16,7 +17,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import autocannon from 'autocannon'
+import postgres from 'postgres'
 import { cli, npmStartEnv, operatorKey, stop, waitHealthy } from './lib.mjs'
+import { bumpCounterSql, seedIssuesSql } from './seed.mjs'
 
 const scenario = process.argv[2] ?? 'cost_event'
 const seconds = Number(process.env.PROFILE_SECONDS ?? 10)
@@ -59,9 +62,28 @@ const scenarios = {
   },
   inbox_lite: { method: 'GET', path: '/api/agents/me/inbox-lite', headers: { authorization: `Bearer ${key}` } },
 }
+// checkout (PostgreSQL only): distinct issues seeded by SQL, as bench/checkout.mjs loads them.
+if (scenario === 'checkout') {
+  if (!process.env.DATABASE_URL) throw new Error('checkout needs DATABASE_URL (PostgreSQL)')
+  const sql = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} })
+  const count = 100_000
+  await sql.unsafe(seedIssuesSql({ squadId: squad.id, prefix: squad.issuePrefix, from: 2, count: count - 1, status: 'todo' }))
+  await sql.unsafe(bumpCounterSql(squad.id, count))
+  const ids = (await sql`select id from issues where squad_id = ${squad.id} and number > 1 order by number`).map((r) => r.id)
+  await sql.end()
+  let next = 0
+  scenarios.checkout = {
+    method: 'POST',
+    setupRequest: (req) => ({ ...req, path: `/api/issues/${ids[next++ % ids.length]}/checkout`, headers: op, body: JSON.stringify({ agentId: agent.id }) }),
+  }
+}
 const s = scenarios[scenario]
-if (!s) throw new Error(`unknown scenario ${scenario}; one of ${Object.keys(scenarios).join(', ')}`)
-const result = await autocannon({ url: base + s.path, method: s.method, headers: s.headers, body: s.body, connections, duration: seconds })
+if (!s) throw new Error(`unknown scenario ${scenario}; one of ${Object.keys(scenarios).join(', ')}, checkout`)
+const result = await autocannon(
+  s.setupRequest
+    ? { url: base, requests: [{ method: s.method, setupRequest: s.setupRequest }], connections, duration: seconds }
+    : { url: base + s.path, method: s.method, headers: s.headers, body: s.body, connections, duration: seconds },
+)
 console.log(`${scenario}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`)
 await stop(child)
 if (!profiling) process.exit(0)
