@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { CamelCasePlugin, Kysely, Migrator, sql, type Dialect } from 'kysely'
+import { CamelCasePlugin, Kysely, Migrator, sql, type Dialect, type Transaction } from 'kysely'
 import type { Storage, StorageSession } from '@slaw/core'
 import { migrationProvider, migrations } from './migrations/index.js'
 import { pipelined } from './pipelined-transaction.js'
@@ -84,7 +84,7 @@ export class KyselyStorage implements Storage {
    * a scope that ended (`open: false`) is never joined, so such work runs on the pool by itself
    * instead of failing on, or writing into, a transaction that is over.
    */
-  private readonly current = new AsyncLocalStorage<{ trx: Kysely<Database>; open: boolean }>()
+  private readonly current = new AsyncLocalStorage<{ trx: Transaction<Database>; open: boolean }>()
   private readonly session: StorageSession
   private readonly onClose: (() => Promise<void>) | undefined
   private readonly dialect: Dialect
@@ -151,7 +151,7 @@ export class KyselyStorage implements Storage {
     return rows.length === known.length && rows.every((row) => Object.hasOwn(migrations, row.name))
   }
 
-  private openTransaction(): Kysely<Database> | undefined {
+  private openTransaction(): Transaction<Database> | undefined {
     const scope = this.current.getStore()
     return scope?.open ? scope.trx : undefined
   }

@@ -1,17 +1,18 @@
-import { Kysely, type DatabaseConnection, type Dialect, type Driver, type Transaction } from 'kysely'
+import { Transaction, type DatabaseConnection, type Dialect, type Driver } from 'kysely'
 
 /**
  * A view of a Kysely transaction whose queries go to its connection as soon as they are made.
  * Kysely hands a transaction's connection to one query at a time, so `Promise.all` of reads in a
  * transaction cost one round trip each; postgres.js pipelines the queries given to one connection
- * (one write, one round trip), and PGlite runs them in order. Nothing else changes: the same
- * connection, plugins and commit-or-rollback, and a query after the transaction ended still fails.
+ * (one write, one round trip), and PGlite runs them in order. Nothing else changes: it is a Kysely
+ * `Transaction` (`isTransaction`, no nested `transaction()`) over the same connection, with the same
+ * plugins and commit-or-rollback, and a query after the transaction ended still fails.
  */
-export async function pipelined<DB>(trx: Transaction<DB>, dialect: Dialect): Promise<Kysely<DB>> {
+export async function pipelined<DB>(trx: Transaction<DB>, dialect: Dialect): Promise<Transaction<DB>> {
   const executor = trx.getExecutor()
   // The transaction's connection, free at this point: nothing has run on it but `begin`.
   const connection = await executor.provideConnection(async (c) => c)
-  return new Kysely<DB>({
+  return new Transaction<DB>({
     config: { dialect },
     dialect,
     driver: noDriver,

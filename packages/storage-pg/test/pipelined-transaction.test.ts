@@ -58,6 +58,12 @@ async function pipelines(t: Test, storage: KyselyStorage, log: string[]): Promis
     ['sent', 'sent', 'sent', 'answered', 'answered', 'answered'],
     'all three reads of the transaction were handed to its connection before the first was answered',
   )
+  // It is a transaction to the code that asks (the outbox publishes inside a caller's transaction).
+  await storage.transaction(async () => {
+    const view = (storage as unknown as { current: { getStore(): { trx: { isTransaction: boolean } } | undefined } }).current.getStore()?.trx
+    t.equal(view?.isTransaction, true, 'the view says it is a transaction')
+    t.same(await storage.outbox.readAfter('0', 10), [], 'the outbox publishes and reads inside a transaction')
+  })
   // After commit, the view refuses to run anything on the connection it borrowed.
   let view: unknown
   await storage.transaction(async () => {
