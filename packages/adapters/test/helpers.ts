@@ -83,8 +83,17 @@ export async function contractReceiver(t: { teardown(fn: () => unknown): unknown
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      const scenario = JSON.parse(decodeURIComponent(req.url!.slice(1))) as AdapterScenario
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as HttpWakeBody
+      // Only wakes from the kit carry a scenario. Anything else is a stray request: another test's
+      // health poll that picked this port as free just before this server took it (seen in CI).
+      let scenario: AdapterScenario
+      let body: HttpWakeBody
+      try {
+        scenario = JSON.parse(decodeURIComponent(req.url!.slice(1))) as AdapterScenario
+        body = JSON.parse(Buffer.concat(chunks).toString()) as HttpWakeBody
+      } catch {
+        res.writeHead(404).end()
+        return
+      }
       const stopped = new AbortController()
       res.on('close', () => stopped.abort())
       void playContractAgent(scenario, body.env, { signal: stopped.signal }).then((outcome) => {
