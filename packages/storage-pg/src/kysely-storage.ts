@@ -94,9 +94,9 @@ export class KyselyStorage implements Storage {
   constructor(options: KyselyStorageOptions) {
     this.name = options.name
     this.dataDir = options.dataDir
+    this.dialect = options.dialect
     // Columns are mapped to camelCase; jsonb values (activity details, payloads, permissions) are
     // user data and keep their keys exactly as written (`api_key` must not come back as `apiKey`).
-    this.dialect = options.dialect
     this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] })
     this.onClose = options.onClose
     if (options.poolStats) this.poolStats = options.poolStats

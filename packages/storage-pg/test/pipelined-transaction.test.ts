@@ -25,17 +25,17 @@ function recording(inner: Dialect, log: string[]): Dialect {
     createQueryCompiler: () => inner.createQueryCompiler(),
     createDriver: (): Driver => {
       const d = inner.createDriver()
-      const wrapped = new WeakMap<DatabaseConnection, DatabaseConnection>()
-      const inner_ = new WeakMap<DatabaseConnection, DatabaseConnection>()
-      const outer = (c: DatabaseConnection) => {
-        let w = wrapped.get(c)
-        if (!w) wrapped.set(c, (w = wrap(c))), inner_.set(w, c)
-        return w
-      }
-      const unwrap = (w: DatabaseConnection) => inner_.get(w) ?? w
+      // Each wrapper handed out, and the driver's connection under it.
+      const under = new WeakMap<DatabaseConnection, DatabaseConnection>()
+      const unwrap = (w: DatabaseConnection) => under.get(w) ?? w
       return {
         init: () => d.init(),
-        acquireConnection: async () => outer(await d.acquireConnection()),
+        acquireConnection: async () => {
+          const c = await d.acquireConnection()
+          const w = wrap(c)
+          under.set(w, c)
+          return w
+        },
         beginTransaction: (c, s) => d.beginTransaction(unwrap(c), s),
         commitTransaction: (c) => d.commitTransaction(unwrap(c)),
         rollbackTransaction: (c) => d.rollbackTransaction(unwrap(c)),

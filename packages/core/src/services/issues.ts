@@ -404,20 +404,11 @@ export class IssueService {
   /**
    * Atomic checkout. The lock serialises the decision (ownership, status, pause, budgets) across
    * nodes; the conditional update in storage is the final guard, so even an expired lock cannot
-   * produce two owners.
-   */
-  /**
-   * Checks an issue out for an agent: atomic, under the issue's lock. Inside a caller's transaction
-   * it joins that transaction; a caller without one (the HTTP route) uses `submitCheckout`.
+   * produce two owners. Inside a caller's transaction it joins that transaction; a caller without
+   * one (the HTTP route) uses `submitCheckout`.
    */
   async checkout(actor: Actor, id: string, input: CheckoutInput): Promise<Issue> {
-    return this.withCheckoutLock(actor, id, input, () =>
-      this.ctx.storage.transaction(async (tx) => {
-        const [result] = await this.checkoutIn(tx, [{ actor, id, input }])
-        if (result!.status === 'rejected') throw result!.reason
-        return result!.value
-      }),
-    )
+    return this.withCheckoutLock(actor, id, input, () => this.checkoutOne({ actor, id, input }))
   }
 
   /**
@@ -433,14 +424,19 @@ export class IssueService {
   private readonly checkoutBatch = new GroupCommit<CheckoutItem, Issue>(
     (items) => this.ctx.storage.transaction((tx) => this.checkoutIn(tx, items)),
     // Alone: the submitter holds the issue's lock already.
-    (item) => this.ctx.storage.transaction(async (tx) => {
-      const [result] = await this.checkoutIn(tx, [item])
-      if (result!.status === 'rejected') throw result!.reason
-      return result!.value
-    }),
+    (item) => this.checkoutOne(item),
     64,
     2,
   )
+
+  /** One checkout, its issue's lock held by the caller: joins an open transaction or opens one. */
+  private checkoutOne(item: CheckoutItem): Promise<Issue> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const [result] = await this.checkoutIn(tx, [item])
+      if (result!.status === 'rejected') throw result!.reason
+      return result!.value
+    })
+  }
 
   /** The checks that need no database, then `fn` under the issue's checkout lock. */
   private withCheckoutLock<T>(actor: Actor, id: string, input: CheckoutInput, fn: () => Promise<T>): Promise<T> {
@@ -597,13 +593,12 @@ function thenEach<T, U>(results: Array<PromiseSettledResult<T>>, fn: (value: T) 
  * deadlock (PostgreSQL then fails one after a second, and its checkouts are retried one by one).
  */
 function counterLockOrder(results: Array<PromiseSettledResult<{ issue: Issue }>>): number[] {
-  const key = (i: number) => {
-    const r = results[i]!
+  const keys = results.map((r) => {
     if (r.status === 'rejected') return ''
     const { squadId, id, status } = r.value.issue
     return `${squadId} ${String(Number.parseInt(id.slice(-2), 16) % 16).padStart(2, '0')} ${status}`
-  }
-  return results.map((_, i) => i).sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a - b))
+  })
+  return keys.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b))
 }
 
 function unique<T>(xs: T[]): T[] {
