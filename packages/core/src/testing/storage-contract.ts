@@ -1,4 +1,5 @@
 import type { Storage } from '../contracts/storage.js'
+import type { OutboxEntry } from '../records/activity.js'
 import { UniqueViolation } from '../contracts/storage.js'
 import { uuidv7 } from '../services/ids.js'
 import type { ContractTest } from './contract-test.js'
@@ -150,14 +151,7 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
       // expected
     }
     await Promise.all([3, 4, 5].map((n) => s.transaction((tx) => tx.outbox.append([row(n)]))))
-    // A reader sees a row once no transaction that began before it commits is still open (so that
-    // no row is ever skipped); on a shared server, another database's transactions can hold that
-    // horizon back for a moment: wait for it rather than assume it.
-    let read = await s.outbox.readAfter(cursor, 100)
-    while (read.length < 5) {
-      await new Promise((r) => setImmediate(r))
-      read = await s.outbox.readAfter(cursor, 100)
-    }
+    const read = await outboxRowsOnce(s, cursor, 5)
     t.same(read.map((r) => r.payload.n).slice(0, 2), [1, 2], 'rows of one transaction stay together, in order')
     t.same(read.map((r) => r.payload.n).sort(), [1, 2, 3, 4, 5], 'every committed row, and no rolled-back one')
     const seqs = read.map((r) => BigInt(r.seq))
@@ -187,7 +181,7 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     }
     const actions = (await s.activity.list({ squadId: a.id, limit: 10 })).map((e) => e.action).sort()
     t.same(actions, ['contract.kept', 'contract.no_outbox'], 'both committed entries, not the rolled-back one')
-    const rows = (await s.outbox.readAfter(cursor, 100)).filter((r) => r.squadId === a.id)
+    const rows = await outboxRowsOnce(s, cursor, 1, (r) => r.squadId === a.id)
     t.same(rows.map((r) => r.payload), [{ kept: true }], 'the committed outbox row only')
   })
 
@@ -382,4 +376,18 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal(x, y, 'two nodes claiming at once agree on one key id')
     t.equal(await s.secrets.claimMasterKeyId('key-c'), x, 'a later claim reads the recorded id')
   })
+}
+
+/**
+ * The outbox rows after `cursor` (those `keep` passes) once there are at least `n`. A reader sees a
+ * row once no transaction that began before it commits is still open (so that no row is ever
+ * skipped); on a shared server, another database's transactions can hold that horizon back for a
+ * moment: wait for it rather than assume it.
+ */
+async function outboxRowsOnce(s: Storage, cursor: string, n: number, keep: (row: OutboxEntry) => boolean = () => true): Promise<OutboxEntry[]> {
+  for (;;) {
+    const read = (await s.outbox.readAfter(cursor, 100)).filter(keep)
+    if (read.length >= n) return read
+    await new Promise((r) => setImmediate(r))
+  }
 }
