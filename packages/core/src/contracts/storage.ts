@@ -3,7 +3,7 @@ import type {
   IssueDocument, IssuePriority, IssueRef, IssueStatus, IssueSummary, Job, OutboxEntry, Squad,
   HeartbeatRun, HeartbeatRunLiveness, HeartbeatRunStatus,
 } from '../records.js'
-import type { EnvBinding } from '../services/bindings.js'
+import type { EnvBinding } from '../services/secrets/env-bindings.js'
 import type { ApprovalRepository, BudgetRepository, CostRepository, DashboardRepository, GoalRepository, ProjectRepository, WorkspaceRepository } from './governance.js'
 export type * from './governance.js'
 import type { SkillRepository } from './skills.js'

@@ -5,7 +5,7 @@ import type { Storage } from '../contracts/storage.js'
 import type { TowerClient, TowerStatus } from '../contracts/tower-client.js'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../schemas/common.js'
-import { requireOperator } from '../services/actor.js'
+import { requireOperator } from '../services/foundation/actor.js'
 
 /** Where `GET /metrics` is served. docs/operations.md. */
 export interface MetricsOptions {

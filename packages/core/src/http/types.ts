@@ -1,4 +1,4 @@
-import type { Actor } from '../services/actor.js'
+import type { Actor } from '../services/foundation/actor.js'
 import type { Services } from '../services/index.js'
 
 declare module 'fastify' {

@@ -7,7 +7,7 @@ import {
 } from '../schemas/agents.js'
 import { InboxItem, InboxQuery } from '../schemas/issues.js'
 import type { IssueStatus } from '../records.js'
-import { isPrivileged } from '../services/actor.js'
+import { isPrivileged } from '../services/foundation/actor.js'
 
 const AgentBody = Type.Object({ agent: AgentSchema })
 const CreatedAgentBody = Type.Object({ agent: AgentSchema, webhookSecret: Type.Optional(Type.String()) })

@@ -8,7 +8,7 @@ import {
 } from '../schemas/approvals.js'
 import { IssueSummarySchema } from '../schemas/issues.js'
 import type { Approval, ApprovalStatus } from '../contracts/governance.js'
-import type { Actor } from '../services/actor.js'
+import type { Actor } from '../services/foundation/actor.js'
 
 const ApprovalList = Type.Object({ approvals: Type.Array(ApprovalSchema) })
 const ApprovalDetailBody = Type.Object({ approval: ApprovalDetailSchema })

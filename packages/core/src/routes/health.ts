@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { HealthReport } from '../services/health.js'
+import type { HealthReport } from '../services/foundation/health.js'
 
 const Part = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]), reason: Type.Optional(Type.String()) })
 const Parts = Type.Object({ storage: Part, locks: Part, tower: Part, jobs: Part }, { $id: 'HealthParts', title: 'HealthParts' })

@@ -6,7 +6,7 @@ import {
   presentRuntimeState, presentTouched,
 } from '../schemas/runs.js'
 import type { HeartbeatRunStatus } from '../records.js'
-import { isPrivileged } from '../services/actor.js'
+import { isPrivileged } from '../services/foundation/actor.js'
 
 const HeartbeatRunPage = Type.Object({ runs: Type.Array(HeartbeatRunSchema), nextCursor: Type.Union([Type.String(), Type.Null()]) })
 const TouchedIssueList = Type.Object({ issues: Type.Array(TouchedIssue) })

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { BudgetIncidentRecord, CostEventRecord, type BudgetIncident, type CostEvent } from '../contracts/governance.js'
-import type { AgentBudgetView, BudgetOverview, ProjectBudgetView, QuotaWindow } from '../services/budgets.js'
-import type { CostSummary, SpendWindow } from '../services/costs.js'
+import type { AgentBudgetView, BudgetOverview, ProjectBudgetView, QuotaWindow } from '../services/money/budgets.js'
+import type { CostSummary, SpendWindow } from '../services/money/costs.js'
 import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
 
 /** Cents and tokens per event: non-negative integers, capped far above any real bill. */

@@ -14,7 +14,7 @@ import {
   type IssueRef,
   type IssueSummary,
 } from '../records.js'
-import type { IssueDetail } from '../services/issues.js'
+import type { IssueDetail } from '../services/work/issues.js'
 import { CommaList, Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
 
 export const IssueStatus = IssueRecord.properties.status

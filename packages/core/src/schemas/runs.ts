@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { HeartbeatRunRecord, heartbeatRunStatuses, runLivenessValues, type HeartbeatRun, type IssueSummary } from '../records.js'
-import type { AgentRunState } from '../services/runs.js'
+import type { AgentRunState } from '../services/runs/runs.js'
 import { CommaList, Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
 
 const Liveness = Type.Union(runLivenessValues.map((s) => Type.Literal(s)))

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { SecretAccessEventRecord, SecretProviderConfigRecord, SecretRecord, type SecretAccessEvent } from '../contracts/secrets.js'
-import { secretKeyMaxLength, secretKeyPattern } from '../services/secrets.js'
+import { secretKeyMaxLength, secretKeyPattern } from '../services/secrets/secrets.js'
 import { Nullable, Uuid, iso, isoOrNull } from './common.js'
 
 // Secrets and secret-provider configurations (docs/secrets.md). No schema here has a value field:

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { CatalogSkillRecord, SquadSkillRecord, type CatalogSkillSummary, type SquadSkill, type SquadSkillSummary } from '../contracts/skills.js'
-import { catalogKeyPattern, skillKeyPattern, skillLimits, trustLevelPattern } from '../services/skill-content.js'
+import { catalogKeyPattern, skillKeyPattern, skillLimits, trustLevelPattern } from '../services/fleet/skill-content.js'
 import { Nullable, iso } from './common.js'
 
 // The tower's catalog on the wire is the ingest contract's (SkillCatalog, Skill in ../ingest/skills.ts).

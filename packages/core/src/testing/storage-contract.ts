@@ -1,7 +1,7 @@
 import type { Storage } from '../contracts/storage.js'
 import type { OutboxEntry } from '../records/activity.js'
 import { UniqueViolation } from '../contracts/storage.js'
-import { uuidv7 } from '../services/ids.js'
+import { uuidv7 } from '../services/foundation/ids.js'
 import type { ContractTest } from './contract-test.js'
 
 export interface StorageContractOptions {

@@ -1,0 +1,140 @@
+import { SlawError, invalid, notFound } from '../../errors.js'
+import type { ApiKeyRecord } from '../../records.js'
+import { UniqueViolation } from '../../contracts/storage.js'
+import { requireOperator, type Actor } from './actor.js'
+import type { ServiceContext } from './context.js'
+import { hashToken, isUuid, newToken, uuidv7 } from './ids.js'
+import { RunTokens } from '../runs/run-tokens.js'
+
+/** RFC 7235: the scheme is case-insensitive; the token is a b64token of 16 to 512 characters. */
+const bearer = /^Bearer +([A-Za-z0-9._~+/=-]{16,512})$/i
+
+/** How long a resolved key stays cached on this node. Revocation through this node is immediate. */
+const cacheTtlMs = 2_000
+
+/**
+ * Bearer token → Actor. Keys are looked up by the SHA-256 of the token; the token itself is never
+ * stored. A short per-node cache keeps the hot path to one lookup every couple of seconds per key.
+ */
+export class AuthService {
+  private readonly cache = new Map<string, { actor: Actor; expiresAt: number; keyExpiresAt: number | null }>()
+  private readonly runTokens: RunTokens
+
+  constructor(private readonly ctx: ServiceContext) {
+    this.runTokens = new RunTokens(ctx.masterKey)
+  }
+
+  async authenticate(authorization: string | undefined, runId: string | undefined): Promise<Actor> {
+    const match = authorization ? bearer.exec(authorization) : null
+    if (!match) throw new SlawError('unauthorized', 'Send Authorization: Bearer <API key>.')
+    if (RunTokens.looksLikeJwt(match[1]!)) return this.authenticateRun(match[1]!, runId)
+    const hash = hashToken(match[1]!)
+    const now = this.ctx.now().getTime()
+    const cached = this.cache.get(hash)
+    let actor: Actor
+    if (cached && cached.expiresAt > now && (cached.keyExpiresAt === null || cached.keyExpiresAt > now)) {
+      actor = cached.actor
+    } else {
+      const resolved = await this.resolve(hash)
+      actor = resolved.actor
+      if (this.cache.size > 10_000) this.cache.clear()
+      this.cache.set(hash, { actor, expiresAt: now + cacheTtlMs, keyExpiresAt: resolved.keyExpiresAt })
+    }
+    // Checked after the key: an unauthenticated caller gets 401 whatever else it sent.
+    if (runId !== undefined && !isUuid(runId)) throw invalid('/headers/x-svc-run-id', 'X-Svc-Run-Id must be a UUID')
+    return actor.type === 'agent' ? { ...actor, runId: runId ?? null } : actor
+  }
+
+  /**
+   * A run JWT: valid signature and expiry, and its run still `running` (read on every request, never
+   * cached, so a token stops working the moment its run ends on any node). The run id of the token
+   * is the actor's run id; an X-Svc-Run-Id naming another run is refused.
+   */
+  private async authenticateRun(token: string, runId: string | undefined): Promise<Actor> {
+    const rejected = new SlawError('unauthorized', 'The run token is invalid, expired, or its run has ended.')
+    const claims = await this.runTokens.verify(token, this.ctx.now())
+    if (!claims) throw rejected
+    const run = await this.ctx.storage.heartbeatRuns.get(claims.runId)
+    if (!run || run.status !== 'running' || run.agentId !== claims.agentId || run.squadId !== claims.squadId) throw rejected
+    const agent = await this.ctx.storage.agents.get(claims.agentId)
+    if (!agent || agent.status === 'terminated') throw rejected
+    if (runId !== undefined && runId.toLowerCase() !== claims.runId) throw invalid('/headers/x-svc-run-id', 'X-Svc-Run-Id must name the run of the run token')
+    return { type: 'agent', agentId: agent.id, squadId: agent.squadId, keyId: `run:${run.id}`, runId: run.id }
+  }
+
+  private async resolve(hash: string): Promise<{ actor: Actor; keyExpiresAt: number | null }> {
+    const { storage } = this.ctx
+    const key = await storage.keys.findByHash(hash)
+    const rejected = new SlawError('unauthorized', 'The API key is unknown, revoked or expired.')
+    if (!key || key.revokedAt) throw rejected
+    if (key.expiresAt && key.expiresAt.getTime() <= this.ctx.now().getTime()) throw rejected
+    const keyExpiresAt = key.expiresAt?.getTime() ?? null
+    if (key.kind === 'operator') return { actor: { type: 'operator', keyId: key.id }, keyExpiresAt }
+    const agent = key.agentId ? await storage.agents.get(key.agentId) : undefined
+    // A terminated agent's keys stop working (DECISIONS.md).
+    if (!agent || agent.status === 'terminated') throw rejected
+    return { actor: { type: 'agent', agentId: agent.id, squadId: agent.squadId, keyId: key.id, runId: null }, keyExpiresAt }
+  }
+
+  /** Drops cached principals, e.g. after a revocation or termination on this node. */
+  invalidate(): void {
+    this.cache.clear()
+  }
+
+  /**
+   * Bootstrap (DECISIONS.md): a given token becomes an Operator key; with none given and no
+   * Operator key stored, one is created and returned so the caller can print it once.
+   */
+  async bootstrapOperatorKey(token: string | undefined): Promise<{ createdToken?: string }> {
+    // Nodes starting together must not both create a first key: the lock makes one go first.
+    return this.ctx.locks.withLock('slaw:bootstrap-operator-key', 30_000, () => this.bootstrapLocked(token))
+  }
+
+  private async bootstrapLocked(token: string | undefined): Promise<{ createdToken?: string }> {
+    const { storage } = this.ctx
+    if (token) {
+      if (!bearer.test(`Bearer ${token}`)) throw new Error('SVC_OPERATOR_KEY must be 16-512 characters of [A-Za-z0-9._~+/=-]')
+      const hash = hashToken(token)
+      const existing = await storage.keys.findByHash(hash)
+      if (!existing) {
+        try {
+          await storage.keys.insert({ id: uuidv7(), kind: 'operator', name: 'bootstrap (SVC_OPERATOR_KEY)', agentId: null, squadId: null, tokenHash: hash, expiresAt: null })
+        } catch (err) {
+          // Another node (with in-process locks) inserted the same key first: that is the outcome we want.
+          if (!(err instanceof UniqueViolation)) throw err
+        }
+      } else if (existing.kind !== 'operator' || existing.revokedAt) throw new Error('SVC_OPERATOR_KEY matches a revoked or non-operator key')
+      return {}
+    }
+    if ((await storage.keys.countOperatorKeys()) > 0) return {}
+    const created = await this.createOperatorKey({ type: 'system', id: 'bootstrap' }, 'bootstrap')
+    return { createdToken: created.token }
+  }
+
+  async createOperatorKey(actor: Actor, name: string, expiresAt?: string): Promise<{ key: ApiKeyRecord; token: string }> {
+    requireOperator(actor)
+    if (!name.trim()) throw invalid('/name', 'name must not be blank')
+    let expires: Date | null = null
+    if (expiresAt !== undefined) {
+      expires = new Date(expiresAt)
+      if (Number.isNaN(expires.getTime()) || expires.getTime() <= Date.now()) throw invalid('/expiresAt', 'expiresAt must be a future ISO 8601 timestamp')
+    }
+    const token = newToken('slaw_op')
+    const key = await this.ctx.storage.keys.insert({ id: uuidv7(), kind: 'operator', name: name.trim(), agentId: null, squadId: null, tokenHash: hashToken(token), expiresAt: expires })
+    return { key, token }
+  }
+
+  async listOperatorKeys(actor: Actor): Promise<ApiKeyRecord[]> {
+    requireOperator(actor)
+    return (await this.ctx.storage.keys.listOperatorKeys()).filter((k) => !k.revokedAt)
+  }
+
+  async revokeOperatorKey(actor: Actor, id: string): Promise<void> {
+    requireOperator(actor)
+    const key = isUuid(id) ? (await this.ctx.storage.keys.listOperatorKeys()).find((k) => k.id === id && !k.revokedAt) : undefined
+    if (!key) throw notFound('Key')
+    if (actor.type === 'operator' && actor.keyId === id) throw new SlawError('invalid_state', 'An Operator key cannot revoke itself.')
+    await this.ctx.storage.keys.revoke(id)
+    this.invalidate()
+  }
+}

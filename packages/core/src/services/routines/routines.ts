@@ -1,0 +1,781 @@
+import { SlawError, invalid, notFound } from '../../errors.js'
+import { validateBindings } from '../secrets/binding-usage.js'
+import type {
+  CatchUpPolicy, ConcurrencyPolicy, NewRoutineRun, Routine, RoutineContent, RoutinePatch, RoutineRevision, RoutineRun, RoutineRunSource, RoutineStatus,
+  RoutineTrigger, RoutineTriggerPatch, SigningMode, TriggerSnapshot,
+} from '../../contracts/routines.js'
+import type { StorageSession } from '../../contracts/storage.js'
+import type { IssuePriority, Job } from '../../records.js'
+import { actorColumns, assertSquadVisible, isPrivileged, systemActor, visibleById, type Actor } from '../foundation/actor.js'
+import type { EnvBinding } from '../secrets/env-bindings.js'
+import type { ServiceContext } from '../foundation/context.js'
+import { isUuid, uuidv7 } from '../foundation/ids.js'
+import type { IssueService } from '../work/issues.js'
+import { recordActivity } from '../audit/activity-recorder.js'
+import { newPublicId, newTriggerSecret, storedSecret, verifySignature, type SignedRequest } from './trigger-signatures.js'
+import { missedRunCap, nextFireAfter, parseSchedule, planFires } from './cron.js'
+import { normaliseVariables, renderTemplate, resolveVariables, type VariableInput, type VariableValue } from './variables.js'
+import type { SquadService } from '../org/squads.js'
+
+/** The job kind that executes a queued (schedule) run. */
+export const routineRunJobKind = 'routine_run'
+export const maxRoutineTitle = 200
+const maxTriggersPerRoutine = 50
+const maxEnvBindings = 100
+const envNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/
+const publicIdPattern = /^rtp_[A-Za-z0-9_-]{32}$/
+
+export interface CreateRoutineInput {
+  title: string
+  description?: string | null
+  projectId?: string | null
+  goalId?: string | null
+  parentIssueId?: string | null
+  assigneeAgentId?: string | null
+  priority?: IssuePriority
+  status?: RoutineStatus
+  concurrencyPolicy?: ConcurrencyPolicy
+  catchUpPolicy?: CatchUpPolicy
+  variables?: VariableInput[]
+  env?: Record<string, EnvBinding>
+}
+
+export interface UpdateRoutineInput extends Partial<CreateRoutineInput> {
+  /** The revision the writer saw: a newer one answers 409 revision_conflict. */
+  baseRevisionId?: string
+}
+
+export type CreateTriggerInput =
+  | { kind: 'schedule'; label?: string | null; enabled?: boolean; cronExpression: string; timezone?: string }
+  | { kind: 'webhook'; label?: string | null; enabled?: boolean; signingMode?: SigningMode; replayWindowSec?: number }
+  | { kind: 'api'; label?: string | null; enabled?: boolean }
+
+export interface UpdateTriggerInput {
+  label?: string | null
+  enabled?: boolean
+  cronExpression?: string
+  timezone?: string
+  signingMode?: SigningMode
+  replayWindowSec?: number
+}
+
+export interface RunRoutineInput {
+  triggerId?: string
+  payload?: Record<string, unknown>
+  variables?: Record<string, unknown>
+  projectId?: string | null
+  assigneeAgentId?: string | null
+  idempotencyKey?: string
+  source?: 'manual' | 'api'
+}
+
+export interface PublicFireInput extends SignedRequest {
+  contentType: string | undefined
+}
+
+export interface RoutineWithTriggers {
+  routine: Routine
+  triggers: RoutineTrigger[]
+}
+
+/** A trigger and, right after it was created, rotated or re-keyed, its secret (shown once). */
+export interface TriggerWithSecret {
+  trigger: RoutineTrigger
+  secret: string | null
+}
+
+interface RunRequest {
+  source: RoutineRunSource
+  triggerId: string | null
+  variables: Record<string, unknown> | undefined
+  payload: Record<string, unknown> | undefined
+  projectId: string | null | undefined
+  assigneeAgentId: string | null | undefined
+  idempotencyKey: string | null
+}
+
+type Outcome = Pick<RoutineRun, 'status' | 'issueId' | 'linkedRunId'> & { variables: Record<string, VariableValue> }
+
+/**
+ * Routines: recurring issue templates. Every change records a revision; manual, API, webhook and
+ * schedule runs share one path (variables, idempotency, concurrency policy, issue, wake). Fires of
+ * one routine are serialised by a row lock on the routine, so "is a run active?" is answered once
+ * per fire even across nodes.
+ */
+export class RoutineService {
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly squads: SquadService,
+    private readonly issues: IssueService,
+  ) {}
+
+  // Reads -------------------------------------------------------------------------------------------
+
+  async visible(session: StorageSession, actor: Actor, id: string, opts: { forUpdate?: boolean } = {}): Promise<Routine> {
+    return visibleById(actor, id, 'Routine', (id) => session.routines.get(id, opts))
+  }
+
+  async get(actor: Actor, id: string): Promise<RoutineWithTriggers> {
+    const routine = await this.visible(this.ctx.storage, actor, id)
+    return { routine, triggers: await this.ctx.storage.routines.listTriggers(routine.id) }
+  }
+
+  async list(actor: Actor, squadId: string, page: { limit?: number; offset?: number } = {}): Promise<Routine[]> {
+    await this.squads.visible(this.ctx.storage, actor, squadId)
+    return this.ctx.storage.routines.list(squadId, { limit: page.limit ?? 100, offset: page.offset ?? 0 })
+  }
+
+  async revisions(actor: Actor, id: string, page: { limit?: number; offset?: number } = {}): Promise<RoutineRevision[]> {
+    const routine = await this.visible(this.ctx.storage, actor, id)
+    return this.ctx.storage.routines.listRevisions(routine.id, { limit: page.limit ?? 100, offset: page.offset ?? 0 })
+  }
+
+  async runs(actor: Actor, id: string, page: { limit?: number; offset?: number } = {}): Promise<RoutineRun[]> {
+    const routine = await this.visible(this.ctx.storage, actor, id)
+    return this.ctx.storage.routines.listRuns(routine.id, { limit: page.limit ?? 100, offset: page.offset ?? 0 })
+  }
+
+  /**
+   * The env bindings of the routine a run belongs to, for the wake environment of the issue the run
+   * created (the run engine calls this for a wake carrying `routineRunId`). Bindings as written:
+   * secret_ref bindings still need resolving through `ctx.secrets`.
+   */
+  envForRun(routineRunId: string): Promise<Record<string, EnvBinding> | null> {
+    if (!isUuid(routineRunId)) return Promise.resolve(null)
+    return this.ctx.storage.routines.envForRun(routineRunId)
+  }
+
+  // Routine writes ----------------------------------------------------------------------------------
+
+  async create(actor: Actor, squadId: string, input: CreateRoutineInput): Promise<RoutineWithTriggers & { revision: RoutineRevision }> {
+    return this.ctx.storage.transaction(async (tx) => {
+      await this.squads.writable(tx, actor, squadId)
+      if (input.status === 'archived') throw invalid('/status', 'a routine is created active or paused')
+      const content: RoutineContent = {
+        title: checkTitle(input.title),
+        description: input.description ?? null,
+        projectId: input.projectId ?? null,
+        goalId: input.goalId ?? null,
+        parentIssueId: input.parentIssueId ?? null,
+        assigneeAgentId: input.assigneeAgentId ?? null,
+        priority: input.priority ?? 'medium',
+        status: input.status ?? 'active',
+        concurrencyPolicy: input.concurrencyPolicy ?? 'coalesce_if_active',
+        catchUpPolicy: input.catchUpPolicy ?? 'skip_missed',
+        variables: normaliseVariables(input.variables ?? []),
+        env: this.checkEnv(actor, input.env ?? {}),
+      }
+      // secret_ref bindings must name a live secret of this squad (and a version it has).
+      content.env = await validateBindings(tx, squadId, content.env, actor)
+      await this.checkRefs(tx, squadId, content)
+      const revisionId = uuidv7()
+      const routine = await tx.routines.insert({ id: uuidv7(), squadId, ...content, revisionId, revisionNumber: 1 })
+      const revision = await tx.routines.insertRevision({ id: revisionId, routineId: routine.id, squadId, number: 1, change: 'created', snapshot: { ...content, triggers: [] }, ...revisionActor(actor) })
+      await recordActivity(tx, actor, { squadId, action: 'routine.created', entityType: 'routine', entityId: routine.id, details: { title: routine.title, revision: 1 } })
+      return { routine, triggers: [], revision }
+    })
+  }
+
+  async update(actor: Actor, id: string, input: UpdateRoutineInput): Promise<RoutineWithTriggers> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const current = await this.visible(tx, actor, id, { forUpdate: true })
+      await this.squads.writable(tx, actor, current.squadId)
+      if (input.baseRevisionId !== undefined && input.baseRevisionId !== current.revisionId) {
+        throw new SlawError('revision_conflict', `The routine changed since revision ${input.baseRevisionId}; its latest revision is ${current.revisionId}.`)
+      }
+      if (current.status === 'archived') throw new SlawError('invalid_state', 'The routine is archived; archived routines are permanent.')
+      const patch: Partial<RoutineContent> = {}
+      if (input.title !== undefined) patch.title = checkTitle(input.title)
+      if (input.description !== undefined) patch.description = input.description
+      if (input.projectId !== undefined) patch.projectId = input.projectId
+      if (input.goalId !== undefined) patch.goalId = input.goalId
+      if (input.parentIssueId !== undefined) patch.parentIssueId = input.parentIssueId
+      if (input.assigneeAgentId !== undefined) patch.assigneeAgentId = input.assigneeAgentId
+      if (input.priority !== undefined) patch.priority = input.priority
+      if (input.status !== undefined) patch.status = input.status
+      if (input.concurrencyPolicy !== undefined) patch.concurrencyPolicy = input.concurrencyPolicy
+      if (input.catchUpPolicy !== undefined) patch.catchUpPolicy = input.catchUpPolicy
+      if (input.variables !== undefined) patch.variables = normaliseVariables(input.variables)
+      if (input.env !== undefined) patch.env = await validateBindings(tx, current.squadId, this.checkEnv(actor, input.env), actor)
+      await this.checkRefs(tx, current.squadId, patch)
+      const routine = await this.saveRevision(tx, actor, current, patch, 'updated')
+      if (patch.status !== undefined && patch.status !== current.status) await this.statusChanged(tx, routine)
+      await recordActivity(tx, actor, {
+        squadId: routine.squadId,
+        action: patch.status && patch.status !== current.status ? `routine.${statusVerb(patch.status)}` : 'routine.updated',
+        entityType: 'routine',
+        entityId: routine.id,
+        // Field names only: a routine's description and env never reach the activity log.
+        details: { fields: Object.keys(patch).join(','), revision: routine.revisionNumber },
+      })
+      return { routine, triggers: await tx.routines.listTriggers(routine.id) }
+    })
+  }
+
+  /** Rolls the routine's own fields back to a revision (its status and triggers stay as they are) and records a new revision. */
+  async restore(actor: Actor, id: string, revisionId: string): Promise<RoutineWithTriggers & { revision: RoutineRevision }> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const current = await this.visible(tx, actor, id, { forUpdate: true })
+      await this.squads.writable(tx, actor, current.squadId)
+      const old = isUuid(revisionId) ? await tx.routines.getRevision(current.id, revisionId) : undefined
+      if (!old) throw notFound('Revision')
+      if (current.status === 'archived') throw new SlawError('invalid_state', 'The routine is archived; archived routines are permanent.')
+      const { triggers: _triggers, status: _status, ...content } = old.snapshot
+      // The env of the old revision is re-checked: an agent may not bring a secret_ref back.
+      this.checkEnv(actor, content.env)
+      // Referenced records may be gone since: restore what still exists.
+      const refs = await this.existingRefs(tx, current.squadId, content)
+      const routine = await this.saveRevision(tx, actor, current, { ...content, ...refs }, 'restored')
+      await recordActivity(tx, actor, { squadId: routine.squadId, action: 'routine.restored', entityType: 'routine', entityId: routine.id, details: { fromRevision: old.number, revision: routine.revisionNumber } })
+      const revision = (await tx.routines.getRevision(routine.id, routine.revisionId))!
+      return { routine, triggers: await tx.routines.listTriggers(routine.id), revision }
+    })
+  }
+
+  // Triggers -----------------------------------------------------------------------------------------
+
+  async createTrigger(actor: Actor, routineId: string, input: CreateTriggerInput): Promise<TriggerWithSecret> {
+    const result = await this.ctx.storage.transaction(async (tx) => {
+      const routine = await this.visible(tx, actor, routineId, { forUpdate: true })
+      await this.squads.writable(tx, actor, routine.squadId)
+      if (routine.status === 'archived') throw new SlawError('invalid_state', 'The routine is archived; archived routines are permanent.')
+      const existing = await tx.routines.listTriggers(routine.id)
+      if (existing.length >= maxTriggersPerRoutine) throw invalid('/', `a routine has at most ${maxTriggersPerRoutine} triggers`)
+      const id = uuidv7()
+      const now = this.ctx.now()
+      let secret: string | null = null
+      const base = { id, squadId: routine.squadId, routineId: routine.id, kind: input.kind, label: input.label ?? null, enabled: input.enabled ?? true, secretRotatedAt: null }
+      let trigger: RoutineTrigger
+      if (input.kind === 'schedule') {
+        const timezone = input.timezone ?? 'UTC'
+        const cron = parseSchedule(input.cronExpression, timezone, now)
+        const cronExpression = cron.getPattern() ?? input.cronExpression.trim()
+        const nextFireAt = base.enabled && routine.status === 'active' ? cron.nextRun(now) : null
+        trigger = await tx.routines.insertTrigger({ ...base, cronExpression, timezone, nextFireAt, signingMode: null, replayWindowSec: null, publicId: null, secretHash: null, secretCiphertext: null })
+      } else {
+        const signingMode: SigningMode = input.kind === 'api' ? 'bearer' : (input.signingMode ?? 'bearer')
+        const replayWindowSec = input.kind === 'webhook' ? (input.replayWindowSec ?? 300) : null
+        if (signingMode !== 'none') secret = newTriggerSecret()
+        const stored = secret ? storedSecret(signingMode, id, secret, this.ctx.masterKey) : { secretHash: null, secretCiphertext: null }
+        trigger = await tx.routines.insertTrigger({ ...base, cronExpression: null, timezone: null, nextFireAt: null, signingMode, replayWindowSec, publicId: newPublicId(), ...stored })
+      }
+      await this.saveRevision(tx, actor, routine, {}, 'trigger_created')
+      await recordActivity(tx, actor, { squadId: routine.squadId, action: 'routine.trigger_created', entityType: 'routine', entityId: routine.id, details: { triggerId: id, kind: input.kind } })
+      return { trigger, secret }
+    })
+    return result
+  }
+
+  async updateTrigger(actor: Actor, triggerId: string, input: UpdateTriggerInput): Promise<TriggerWithSecret> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const { trigger: current, routine } = await this.triggerForWrite(tx, actor, triggerId)
+      const patch: RoutineTriggerPatch = {}
+      let secret: string | null = null
+      if (input.label !== undefined) patch.label = input.label
+      if (input.enabled !== undefined) patch.enabled = input.enabled
+      if (current.kind === 'schedule') {
+        if (input.signingMode !== undefined) throw invalid('/signingMode', 'a schedule trigger has no signing mode')
+        if (input.replayWindowSec !== undefined) throw invalid('/replayWindowSec', 'a schedule trigger has no replay window')
+        const cronExpression = input.cronExpression ?? current.cronExpression!
+        const timezone = input.timezone ?? current.timezone!
+        const now = this.ctx.now()
+        const cron = parseSchedule(cronExpression, timezone, now)
+        if (input.cronExpression !== undefined) patch.cronExpression = cron.getPattern() ?? cronExpression.trim()
+        if (input.timezone !== undefined) patch.timezone = timezone
+        // A new pattern, zone or re-enabling starts counting from now: nothing missed is caught up.
+        const enabled = patch.enabled ?? current.enabled
+        if (input.cronExpression !== undefined || input.timezone !== undefined || patch.enabled !== undefined) {
+          patch.nextFireAt = enabled && routine.status === 'active' ? cron.nextRun(now) : null
+        }
+      } else {
+        if (input.cronExpression !== undefined) throw invalid('/cronExpression', `a ${current.kind} trigger has no schedule`)
+        if (input.timezone !== undefined) throw invalid('/timezone', `a ${current.kind} trigger has no schedule`)
+        if (current.kind === 'api' && input.signingMode !== undefined && input.signingMode !== 'bearer') throw invalid('/signingMode', 'an api trigger is always checked as bearer')
+        if (current.kind === 'api' && input.replayWindowSec !== undefined) throw invalid('/replayWindowSec', 'an api trigger has no replay window')
+        if (input.replayWindowSec !== undefined) patch.replayWindowSec = input.replayWindowSec
+        if (input.signingMode !== undefined && input.signingMode !== current.signingMode) {
+          // A bearer secret is kept only as a hash, an HMAC secret only encrypted: a new mode gets a new secret.
+          patch.signingMode = input.signingMode
+          secret = input.signingMode === 'none' ? null : newTriggerSecret()
+          Object.assign(patch, secret ? storedSecret(input.signingMode, current.id, secret, this.ctx.masterKey) : { secretHash: null, secretCiphertext: null })
+          patch.secretRotatedAt = this.ctx.now()
+        }
+      }
+      const trigger = Object.keys(patch).length ? (await tx.routines.updateTrigger(current.id, patch))! : current
+      await this.saveRevision(tx, actor, routine, {}, 'trigger_updated')
+      await recordActivity(tx, actor, {
+        squadId: routine.squadId,
+        action: 'routine.trigger_updated',
+        entityType: 'routine',
+        entityId: routine.id,
+        details: { triggerId: current.id, fields: Object.keys(input).join(','), ...(patch.signingMode ? { signingMode: patch.signingMode } : {}) },
+      })
+      return { trigger, secret }
+    })
+  }
+
+  /** Deletes a trigger: its public URL and secret stop working with the commit. */
+  async deleteTrigger(actor: Actor, triggerId: string): Promise<void> {
+    await this.ctx.storage.transaction(async (tx) => {
+      const { trigger, routine } = await this.triggerForWrite(tx, actor, triggerId, { allowArchived: true })
+      await tx.routines.deleteTrigger(trigger.id)
+      await this.saveRevision(tx, actor, routine, {}, 'trigger_deleted')
+      await recordActivity(tx, actor, { squadId: routine.squadId, action: 'routine.trigger_deleted', entityType: 'routine', entityId: routine.id, details: { triggerId: trigger.id, kind: trigger.kind } })
+    })
+  }
+
+  /** A new secret, shown once; the previous one fails from the commit on. */
+  async rotateSecret(actor: Actor, triggerId: string): Promise<TriggerWithSecret> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const { trigger: current, routine } = await this.triggerForWrite(tx, actor, triggerId)
+      if (current.kind === 'schedule') throw new SlawError('invalid_state', 'A schedule trigger has no secret.')
+      const mode = current.signingMode ?? 'bearer'
+      if (mode === 'none') throw new SlawError('invalid_state', 'The trigger signs nothing (signingMode none); set a signing mode to get a secret.')
+      const secret = newTriggerSecret()
+      const trigger = (await tx.routines.updateTrigger(current.id, { ...storedSecret(mode, current.id, secret, this.ctx.masterKey), secretRotatedAt: this.ctx.now() }))!
+      await this.saveRevision(tx, actor, routine, {}, 'secret_rotated')
+      await recordActivity(tx, actor, { squadId: routine.squadId, action: 'routine.trigger_secret_rotated', entityType: 'routine', entityId: routine.id, details: { triggerId: current.id } })
+      return { trigger, secret }
+    })
+  }
+
+  // Runs ---------------------------------------------------------------------------------------------
+
+  /** `POST /api/routines/{id}/run`: runs now, in the caller's name. `created` is false for a repeated idempotencyKey. */
+  async run(actor: Actor, routineId: string, input: RunRoutineInput): Promise<{ run: RoutineRun; created: boolean }> {
+    const result = await this.ctx.storage.transaction(async (tx) => {
+      const routine = await this.visible(tx, actor, routineId, { forUpdate: true })
+      let triggerId: string | null = null
+      if (input.triggerId !== undefined) {
+        const trigger = isUuid(input.triggerId) ? await tx.routines.getTrigger(input.triggerId) : undefined
+        if (!trigger || trigger.routineId !== routine.id) throw invalid('/triggerId', 'triggerId must be a trigger of this routine')
+        triggerId = trigger.id
+      }
+      return this.runNow(tx, actor, routine, {
+        source: input.source ?? 'manual',
+        triggerId,
+        variables: input.variables,
+        payload: input.payload,
+        projectId: input.projectId,
+        assigneeAgentId: input.assigneeAgentId,
+        idempotencyKey: input.idempotencyKey ?? null,
+      })
+    })
+    if (result.created) this.ctx.kickJobs()
+    return result
+  }
+
+  /**
+   * `POST /api/routine-triggers/public/{publicId}/fire`: no API key; the trigger's signing mode
+   * decides. Unknown, disabled and deleted triggers answer the same 404.
+   */
+  async fire(publicId: string, req: PublicFireInput): Promise<{ run: RoutineRun; created: boolean }> {
+    const unknown = () => notFound('Trigger')
+    if (!publicIdPattern.test(publicId)) throw unknown()
+    const target = await this.ctx.storage.routines.getTriggerByPublicId(publicId)
+    if (!target || !target.trigger.enabled || target.trigger.kind === 'schedule') throw unknown()
+    const seen = target.trigger
+    const replayKey = verifySignature(seen, req, this.ctx.now(), this.ctx.masterKey)
+    const payload = parsePayload(req)
+    const header = (name: string) => {
+      const v = req.headers[name]
+      return Array.isArray(v) ? v[0] : v
+    }
+    const idempotencyKey =
+      header('idempotency-key') ??
+      (typeof payload.idempotencyKey === 'string' ? payload.idempotencyKey : undefined) ??
+      (seen.signingMode === 'vcs_hmac' && seen.kind === 'webhook' ? header('x-github-delivery') : undefined) ??
+      replayKey
+    if (idempotencyKey !== null && idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) throw invalid('/headers/idempotency-key', 'must be 1 to 255 characters')
+    const variables = payload.variables && typeof payload.variables === 'object' && !Array.isArray(payload.variables) ? (payload.variables as Record<string, unknown>) : undefined
+    // Fires of an always_enqueue routine do not depend on each other: they share the routine's row
+    // lock (an edit in flight still waits for them, and they for it). Other policies ask "is a run
+    // active?", so their fires take it exclusively. Should the policy change between the lookup and
+    // the lock, the fire starts over with the exclusive lock.
+    let exclusive = target.concurrencyPolicy !== 'always_enqueue'
+    const attempt = () => this.ctx.storage.transaction(async (tx) => {
+      const routine = (await tx.routines.get(seen.routineId, exclusive ? { forUpdate: true } : { forShare: true }))
+      if (!routine) throw unknown()
+      if (!exclusive && routine.concurrencyPolicy !== 'always_enqueue') throw new RetryExclusive()
+      // Deleted, disabled or re-keyed since the check above: the commit order decides, and it says no.
+      const trigger = await tx.routines.getTrigger(seen.id)
+      if (!trigger || !trigger.enabled || trigger.secretHash !== seen.secretHash || trigger.secretCiphertext !== seen.secretCiphertext) throw unknown()
+      return this.runNow(tx, systemActor(`routine-trigger:${trigger.id}`), routine, {
+        source: trigger.kind === 'api' ? 'api' : 'webhook',
+        triggerId: trigger.id,
+        variables,
+        payload,
+        projectId: undefined,
+        assigneeAgentId: undefined,
+        idempotencyKey: idempotencyKey ?? null,
+      })
+    })
+    let result: { run: RoutineRun; created: boolean }
+    try {
+      result = await attempt()
+    } catch (err) {
+      if (!(err instanceof RetryExclusive)) throw err
+      exclusive = true
+      result = await attempt()
+    }
+    if (result.created) this.ctx.kickJobs()
+    return result
+  }
+
+  /**
+   * The `routine_run` job: executes the queued schedule runs it names, each in a transaction of its
+   * own. A run that is no longer queued (done by an earlier attempt of this job) is passed over, so a
+   * job taken over after a crash repeats nothing.
+   */
+  async runJob(job: Job): Promise<Record<string, unknown>> {
+    const ids = Array.isArray(job.payload.routineRunIds) ? job.payload.routineRunIds.map(String) : [String(job.payload.routineRunId ?? '')]
+    const statuses: Record<string, number> = {}
+    for (const id of ids) {
+      const status = await this.executeQueued(id)
+      statuses[status] = (statuses[status] ?? 0) + 1
+    }
+    this.ctx.kickJobs()
+    return { runs: ids.length, statuses }
+  }
+
+  /** Executes one queued run; a refusal marks it failed with its reason. Returns the run's status. */
+  private async executeQueued(runId: string): Promise<string> {
+    try {
+      return await this.ctx.storage.transaction(async (tx) => {
+        const seen = isUuid(runId) ? await tx.routines.getRun(runId) : undefined
+        if (!seen || seen.status !== 'queued') return seen?.status ?? 'gone'
+        // Routine first, then the run: the lock order of every fire.
+        const routine = await tx.routines.get(seen.routineId, { forUpdate: true })
+        const run = await tx.routines.getRun(runId, { forUpdate: true })
+        if (!routine || !run || run.status !== 'queued') return run?.status ?? 'gone'
+        if (routine.status !== 'active') throw new SlawError('invalid_state', `The routine is ${routine.status}.`)
+        const actor = systemActor(run.triggerId ? `routine-trigger:${run.triggerId}` : 'routines')
+        const outcome = await this.perform(tx, actor, routine, run.id, { ...requestOf(run), variables: undefined, payload: run.payload ?? undefined })
+        return (await this.finish(tx, actor, routine, run, outcome)).status
+      })
+    } catch (err) {
+      if (!(err instanceof SlawError)) throw err
+      await this.ctx.storage.transaction(async (tx) => {
+        const run = await tx.routines.getRun(runId, { forUpdate: true })
+        if (!run || run.status !== 'queued') return
+        await tx.routines.updateRun(run.id, { status: 'failed', error: err.message.slice(0, 2000), finishedAt: this.ctx.now() })
+        await recordActivity(tx, systemActor('routines'), {
+          squadId: run.squadId,
+          action: 'routine.run_failed',
+          entityType: 'routine',
+          entityId: run.routineId,
+          details: { runId: run.id, source: run.source, error: err.message.slice(0, 500) },
+        })
+      })
+      return 'failed'
+    }
+  }
+
+  /**
+   * One scheduler pass at `now`: claims due schedules (each node skips those another node holds),
+   * records one queued run per due time to fire (at most one per trigger and due time, enforced by
+   * a unique index), enqueues its job and advances the trigger's next due time, all in one
+   * transaction per batch, so a crash loses or repeats nothing. Returns the number of runs queued.
+   */
+  async tickSchedules(now: Date = this.ctx.now(), batchSize = 100): Promise<number> {
+    let queued = 0
+    for (;;) {
+      const { claimed, added } = await this.ctx.storage.transaction(async (tx) => {
+        const due = await tx.routines.claimDueSchedules(now, batchSize)
+        const fresh: NewRoutineRun[] = []
+        const advance: Array<{ id: string; nextFireAt: Date | null; lastFiredAt: Date }> = []
+        for (const { trigger, catchUpPolicy } of due) {
+          const plan = planFires(trigger.cronExpression!, trigger.timezone!, trigger.nextFireAt!, now, catchUpPolicy === 'skip_missed' ? 1 : missedRunCap)
+          for (const at of plan.fire) fresh.push(scheduleRun(trigger, at))
+          advance.push({ id: trigger.id, nextFireAt: plan.next, lastFiredAt: now })
+          if (plan.dropped > 0) {
+            await recordActivity(tx, systemActor('scheduler'), {
+              squadId: trigger.squadId,
+              action: 'routine.schedule_missed',
+              entityType: 'routine',
+              entityId: trigger.routineId,
+              details: { triggerId: trigger.id, dropped: plan.dropped, catchUpPolicy },
+            })
+          }
+        }
+        // A due time already recorded (the unique index on trigger and due time) is not inserted again.
+        const inserted = await tx.routines.insertRuns(fresh)
+        for (let i = 0; i < inserted.length; i += runsPerJob) {
+          const chunk = inserted.slice(i, i + runsPerJob)
+          await tx.jobs.enqueue({ id: uuidv7(), kind: routineRunJobKind, squadId: chunk.length === 1 ? chunk[0]!.squadId : null, payload: { routineRunIds: chunk.map((r) => r.id) } })
+        }
+        await tx.routines.advanceSchedules(advance)
+        return { claimed: due.length, added: inserted.length }
+      })
+      queued += added
+      if (claimed < batchSize) break
+    }
+    if (queued) this.ctx.kickJobs()
+    return queued
+  }
+
+  // Internals ------------------------------------------------------------------------------------------
+
+  /** The shared run path of manual, API and webhook runs (inside the caller's transaction, routine row locked). */
+  private async runNow(tx: StorageSession, actor: Actor, routine: Routine, req: RunRequest): Promise<{ run: RoutineRun; created: boolean }> {
+    // With an idempotency key the run row comes first: a repeated key finds the stored run (even if
+    // the routine was paused since) and changes nothing. Without one, the finished run is written
+    // once at the end. Everything rolls back on a refusal.
+    let queued: RoutineRun | undefined
+    if (req.idempotencyKey !== null) {
+      const { run, created } = await tx.routines.insertRun(newRun(routine, req, uuidv7()))
+      if (!created) return { run, created: false }
+      queued = run
+    }
+    assertFireable(routine)
+    const runId = queued?.id ?? uuidv7()
+    const outcome = await this.perform(tx, actor, routine, runId, req)
+    // Creating the issue checked the squad; a coalesced or skipped run checks it here.
+    if (outcome.status !== 'issue_created') await this.squads.writable(tx, actor, routine.squadId)
+    const now = this.ctx.now()
+    const run = queued
+      ? (await tx.routines.updateRun(queued.id, { ...outcome, finishedAt: now }))!
+      : (await tx.routines.insertRun({ ...newRun(routine, req, runId), ...outcome, finishedAt: now })).run
+    await this.recordFire(tx, actor, routine, run)
+    return { run, created: true }
+  }
+
+  /** Variables, title, concurrency policy, then the issue and its assignee's wake. Throws SlawError to refuse. */
+  private async perform(tx: StorageSession, actor: Actor, routine: Routine, runId: string, req: Pick<RunRequest, 'variables' | 'payload' | 'projectId' | 'assigneeAgentId'>): Promise<Outcome> {
+    const values = resolveVariables(routine.variables, req.variables, req.payload)
+    const title = renderTemplate(routine.title, routine.variables, values).trim()
+    if (!title) throw invalid('/title', 'the title is blank after substituting the variables')
+    if (title.length > maxRoutineTitle) throw invalid('/title', `the title is ${title.length} characters after substituting the variables; at most ${maxRoutineTitle}`)
+    const description = routine.description === null ? null : renderTemplate(routine.description, routine.variables, values)
+    if (routine.concurrencyPolicy !== 'always_enqueue') {
+      const active = await tx.routines.activeRun(routine.id)
+      if (active) return { status: routine.concurrencyPolicy === 'coalesce_if_active' ? 'coalesced' : 'skipped', linkedRunId: active.id, issueId: null, variables: values }
+    }
+    const assigneeAgentId = req.assigneeAgentId !== undefined && req.assigneeAgentId !== null ? req.assigneeAgentId : routine.assigneeAgentId
+    const projectId = req.projectId !== undefined && req.projectId !== null ? req.projectId : routine.projectId
+    const issue = await this.issues.create(actor, routine.squadId, {
+      title,
+      description,
+      priority: routine.priority,
+      assigneeAgentId,
+      projectId,
+      goalId: routine.goalId,
+      parentId: routine.parentIssueId,
+    }, { wake: { reason: 'routine', routineRunId: runId } })
+    return { status: 'issue_created', issueId: issue.id, linkedRunId: null, variables: values }
+  }
+
+  private async finish(tx: StorageSession, actor: Actor, routine: Routine, run: RoutineRun, outcome: Outcome): Promise<RoutineRun> {
+    const done = (await tx.routines.updateRun(run.id, { ...outcome, finishedAt: this.ctx.now() }))!
+    await this.recordFire(tx, actor, routine, done)
+    return done
+  }
+
+  /** The trigger's last fire (but a schedule's, which the scheduler keeps) and the `routine.fired` entry. */
+  private async recordFire(tx: StorageSession, actor: Actor, routine: Routine, run: RoutineRun): Promise<void> {
+    if (run.triggerId && run.source !== 'schedule') await tx.routines.updateTrigger(run.triggerId, { lastFiredAt: run.finishedAt ?? this.ctx.now() })
+    await recordActivity(tx, actor, {
+      squadId: routine.squadId,
+      action: 'routine.fired',
+      entityType: 'routine',
+      entityId: routine.id,
+      details: {
+        runId: run.id,
+        source: run.source,
+        status: run.status,
+        ...(run.triggerId ? { triggerId: run.triggerId } : {}),
+        ...(run.issueId ? { issueId: run.issueId } : {}),
+        ...(run.linkedRunId ? { linkedRunId: run.linkedRunId } : {}),
+        ...(run.scheduledFor ? { scheduledFor: run.scheduledFor.toISOString() } : {}),
+      },
+    })
+  }
+
+  /** Applies a change to the routine and records it as the next revision (snapshot of fields and triggers). */
+  private async saveRevision(tx: StorageSession, actor: Actor, current: Routine, patch: RoutinePatch, change: string): Promise<Routine> {
+    const revisionId = uuidv7()
+    const number = current.revisionNumber + 1
+    const routine = (await tx.routines.update(current.id, { ...patch, revisionId, revisionNumber: number }))!
+    const triggers = await tx.routines.listTriggers(routine.id)
+    await tx.routines.insertRevision({ id: revisionId, routineId: routine.id, squadId: routine.squadId, number, change, snapshot: { ...contentOf(routine), triggers: triggers.map(triggerSnapshot) }, ...revisionActor(actor) })
+    return routine
+  }
+
+  /** Paused and archived routines hold no next due time (nothing to claim); resuming counts from now. */
+  private async statusChanged(tx: StorageSession, routine: Routine): Promise<void> {
+    const now = this.ctx.now()
+    for (const t of await tx.routines.listTriggers(routine.id)) {
+      if (t.kind !== 'schedule') continue
+      const next = routine.status === 'active' && t.enabled ? nextFireAfter(t.cronExpression!, t.timezone!, now) : null
+      await tx.routines.updateTrigger(t.id, { nextFireAt: next })
+    }
+  }
+
+  private async triggerForWrite(tx: StorageSession, actor: Actor, triggerId: string, opts: { allowArchived?: boolean } = {}): Promise<{ trigger: RoutineTrigger; routine: Routine }> {
+    const seen = isUuid(triggerId) ? await tx.routines.getTrigger(triggerId) : undefined
+    if (!seen) throw notFound('Trigger')
+    assertSquadVisible(actor, seen.squadId, 'Trigger')
+    // Routine first, then the trigger again: the same lock order as every other routine write.
+    const routine = (await tx.routines.get(seen.routineId, { forUpdate: true }))!
+    const trigger = await tx.routines.getTrigger(triggerId)
+    if (!trigger) throw notFound('Trigger')
+    await this.squads.writable(tx, actor, routine.squadId)
+    if (!opts.allowArchived && routine.status === 'archived') throw new SlawError('invalid_state', 'The routine is archived; archived routines are permanent.')
+    return { trigger, routine }
+  }
+
+  /**
+   * Env bindings (DECISIONS section 4): names are environment variable names; only the Operator may
+   * bind a secret_ref (agents get 403). The binding's shape was checked by the request schema.
+   */
+  private checkEnv(actor: Actor, env: Record<string, EnvBinding>): Record<string, EnvBinding> {
+    const names = Object.keys(env)
+    if (names.length > maxEnvBindings) throw invalid('/env', `at most ${maxEnvBindings} bindings`)
+    for (const name of names) {
+      if (!envNamePattern.test(name)) throw invalid(`/env/${name}`, 'must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)')
+      const b = env[name]!
+      if (typeof b === 'object' && b.type === 'secret_ref' && !isPrivileged(actor)) throw new SlawError('forbidden', 'Only the Operator may bind a secret_ref.')
+    }
+    return env
+  }
+
+  private async checkRefs(tx: StorageSession, squadId: string, c: Partial<RoutineContent>): Promise<void> {
+    if (c.assigneeAgentId) {
+      const agent = isUuid(c.assigneeAgentId) ? await tx.agents.get(c.assigneeAgentId) : undefined
+      if (!agent || agent.squadId !== squadId) throw invalid('/assigneeAgentId', 'assigneeAgentId must be an agent of this squad')
+      if (agent.status === 'terminated') throw invalid('/assigneeAgentId', 'a terminated agent cannot be assigned')
+    }
+    if (c.projectId) {
+      const project = isUuid(c.projectId) ? await tx.projects.get(c.projectId) : undefined
+      if (!project || project.squadId !== squadId) throw invalid('/projectId', 'projectId must be a project of this squad')
+    }
+    if (c.goalId) {
+      const goal = isUuid(c.goalId) ? await tx.goals.get(c.goalId) : undefined
+      if (!goal || goal.squadId !== squadId) throw invalid('/goalId', 'goalId must be a goal of this squad')
+    }
+    if (c.parentIssueId) {
+      const found = isUuid(c.parentIssueId) ? await tx.issues.existingIds(squadId, [c.parentIssueId]) : []
+      if (!found.length) throw invalid('/parentIssueId', 'parentIssueId must be an issue of this squad')
+    }
+  }
+
+  /** The references of an old revision that still exist (the others become null). */
+  private async existingRefs(tx: StorageSession, squadId: string, c: Pick<RoutineContent, 'assigneeAgentId' | 'projectId' | 'goalId' | 'parentIssueId'>) {
+    const agent = c.assigneeAgentId ? await tx.agents.get(c.assigneeAgentId) : undefined
+    const project = c.projectId ? await tx.projects.get(c.projectId) : undefined
+    const goal = c.goalId ? await tx.goals.get(c.goalId) : undefined
+    const parent = c.parentIssueId ? await tx.issues.existingIds(squadId, [c.parentIssueId]) : []
+    return {
+      assigneeAgentId: agent && agent.squadId === squadId && agent.status !== 'terminated' ? agent.id : null,
+      projectId: project && project.squadId === squadId ? project.id : null,
+      goalId: goal && goal.squadId === squadId ? goal.id : null,
+      parentIssueId: parent[0] ?? null,
+    }
+  }
+}
+
+/** Schedule runs per `routine_run` job: enough to spare the queue 10,000 rows for 10,000 schedules, few enough to spread over nodes. */
+const runsPerJob = 20
+
+function newRun(routine: Routine, req: RunRequest, id: string): NewRoutineRun {
+  return {
+    id,
+    squadId: routine.squadId,
+    routineId: routine.id,
+    triggerId: req.triggerId,
+    source: req.source,
+    status: 'queued',
+    scheduledFor: null,
+    idempotencyKey: req.idempotencyKey,
+    variables: {},
+    payload: null,
+    projectId: req.projectId ?? null,
+    assigneeAgentId: req.assigneeAgentId ?? null,
+    issueId: null,
+    linkedRunId: null,
+    error: null,
+  }
+}
+
+function scheduleRun(trigger: RoutineTrigger, at: Date): NewRoutineRun {
+  return {
+    id: uuidv7(),
+    squadId: trigger.squadId,
+    routineId: trigger.routineId,
+    triggerId: trigger.id,
+    source: 'schedule',
+    status: 'queued',
+    scheduledFor: at,
+    idempotencyKey: null,
+    variables: {},
+    payload: null,
+    projectId: null,
+    assigneeAgentId: null,
+    issueId: null,
+    linkedRunId: null,
+    error: null,
+  }
+}
+
+/** Thrown inside a fire that took the shared lock of a routine whose policy now needs the exclusive one. */
+class RetryExclusive extends Error {}
+
+function assertFireable(routine: Routine): void {
+  if (routine.status !== 'active') throw new SlawError('invalid_state', `The routine is ${routine.status}; only an active routine fires.`)
+}
+
+function checkTitle(raw: string): string {
+  const title = raw.trim()
+  if (!title) throw invalid('/title', 'title must not be blank')
+  if (title.length > maxRoutineTitle) throw invalid('/title', `title must be at most ${maxRoutineTitle} characters`)
+  return title
+}
+
+function statusVerb(status: RoutineStatus): string {
+  return status === 'active' ? 'resumed' : status
+}
+
+function requestOf(run: RoutineRun): Pick<RunRequest, 'projectId' | 'assigneeAgentId'> {
+  return { projectId: run.projectId, assigneeAgentId: run.assigneeAgentId }
+}
+
+function revisionActor(actor: Actor): { actorType: string; actorId: string } {
+  const cols = actorColumns(actor)
+  return { actorType: cols.actorType, actorId: cols.actorId }
+}
+
+export function contentOf(r: Routine): RoutineContent {
+  return {
+    title: r.title,
+    description: r.description,
+    projectId: r.projectId,
+    goalId: r.goalId,
+    parentIssueId: r.parentIssueId,
+    assigneeAgentId: r.assigneeAgentId,
+    priority: r.priority,
+    status: r.status,
+    concurrencyPolicy: r.concurrencyPolicy,
+    catchUpPolicy: r.catchUpPolicy,
+    variables: r.variables,
+    env: r.env,
+  }
+}
+
+function triggerSnapshot(t: RoutineTrigger): TriggerSnapshot {
+  return { id: t.id, kind: t.kind, label: t.label, enabled: t.enabled, cronExpression: t.cronExpression, timezone: t.timezone, signingMode: t.signingMode, replayWindowSec: t.replayWindowSec, publicId: t.publicId }
+}
+
+/** A public fire's body: empty, or a JSON object (any other JSON value is 400). Non-JSON bodies are signed but carry no payload. */
+function parsePayload(req: PublicFireInput): Record<string, unknown> {
+  if (req.rawBody.length === 0) return {}
+  const type = (req.contentType ?? '').toLowerCase()
+  if (!type.includes('json')) return {}
+  let value: unknown
+  try {
+    value = JSON.parse(req.rawBody.toString('utf8'))
+  } catch {
+    throw new SlawError('invalid_payload', 'The body is not valid JSON.', [{ path: '/', message: 'malformed JSON' }])
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalid('/', 'the body must be a JSON object')
+  return value as Record<string, unknown>
+}

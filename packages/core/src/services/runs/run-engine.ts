@@ -1,0 +1,408 @@
+import type { AdapterUsage, AdapterWakeResult, AgentAdapter } from '../../contracts/agent-adapter.js'
+import type { RunFinish, RunSlotCaps, StorageSession } from '../../contracts/storage.js'
+import { SlawError, isSlawError } from '../../errors.js'
+import type { Agent, HeartbeatRun, HeartbeatRunStatus, Issue, Job, Squad } from '../../records.js'
+import { systemActor, type Actor } from '../foundation/actor.js'
+import type { EnvBinding } from '../secrets/env-bindings.js'
+import type { ServiceContext } from '../foundation/context.js'
+import type { CostService } from '../money/costs.js'
+import { isUuid, uuidv7 } from '../foundation/ids.js'
+import type { IssueService } from '../work/issues.js'
+import { JobDeferred, type JobControl } from './jobs.js'
+import { recordActivity } from '../audit/activity-recorder.js'
+import { runEventFact } from './run-facts.js'
+import { RunTokens } from './run-tokens.js'
+import { heartbeatRunJob, queueWake } from './wakes.js'
+
+/** Run engine settings (createInstance `runs`, env SVC_MAX_CONCURRENT_RUNS…; docs/heartbeats.md). */
+export interface RunOptions {
+  /** Runs of one agent at once, across every node. Default 1. */
+  maxConcurrentRunsPerAgent?: number
+  /** Runs of one squad at once, across every node. Default: no cap. */
+  maxConcurrentRunsPerSquad?: number | null
+  /** Runs of the whole instance at once, across every node. Default: no cap. */
+  maxConcurrentRuns?: number | null
+  /** Liveness continuations in a row before the engine stops re-waking. Default 3. */
+  maxContinuations?: number
+  /** Finished runs are deleted after this many days. Default 90. */
+  retentionDays?: number
+  /** A finished run's output tail is dropped after this many days. Default 14. */
+  outputRetentionDays?: number
+  /** Finished jobs are deleted after this many days. Default 7. */
+  jobRetentionDays?: number
+  /** How often the retention job runs. Default 1 hour. */
+  retentionIntervalMs?: number
+}
+
+export const defaultTimeoutSec = 600
+export const defaultGraceSec = 15
+/** A run over a cap looks again after this long, or as soon as any run ends. */
+const overCapRetryMs = 30_000
+export const runDeadlineJob = 'heartbeat_deadline'
+export const runRetentionJob = 'heartbeat_retention'
+
+/** An agent's run timing from its adapterConfig (DECISIONS: timeoutSec 600, graceSec 15). */
+export function runTiming(config: Record<string, unknown>): { timeoutSec: number; graceSec: number } {
+  const pick = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : d)
+  return { timeoutSec: pick(config.timeoutSec, defaultTimeoutSec), graceSec: pick(config.graceSec, defaultGraceSec) }
+}
+
+/** The actor of an agent acting inside its run (activity and costs carry the run id). */
+export function runActor(run: Pick<HeartbeatRun, 'id' | 'agentId' | 'squadId'>): Actor {
+  return { type: 'agent', agentId: run.agentId, squadId: run.squadId, keyId: `run:${run.id}`, runId: run.id }
+}
+
+const engineActor = systemActor('run-engine')
+
+/**
+ * Carries queued runs to adapters: gates, caps, the run token, the wake environment, the adapter's
+ * outcome, and everything a finished run writes (activity, run_event fact, cost, continuation) in
+ * one transaction. Each step is a job on the durable queue, so a node that dies loses nothing.
+ */
+export class RunEngine {
+  private readonly local = new Map<string, AbortController>()
+  readonly tokens: RunTokens
+  private readonly caps: RunSlotCaps
+  readonly maxContinuations: number
+  /** SVC_API_URL given to agents: createInstance `publicUrl`, else the address the instance listens on. */
+  apiUrl = 'http://127.0.0.1:3100'
+
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly issues: IssueService,
+    private readonly costs: CostService,
+    readonly options: RunOptions,
+    private readonly node: { nodeId: string; watchMs: number },
+  ) {
+    this.tokens = new RunTokens(ctx.masterKey)
+    this.caps = {
+      perAgent: Math.max(1, options.maxConcurrentRunsPerAgent ?? 1),
+      perSquad: options.maxConcurrentRunsPerSquad ?? null,
+      perInstance: options.maxConcurrentRuns ?? null,
+    }
+    this.maxContinuations = options.maxContinuations ?? 3
+  }
+
+  /**
+   * Why the agent may not be woken now, or null: agent not active, squad archived, and every
+   * checkout guard (project paused, budget hard stops incl. token ceilings, tower hard limit).
+   */
+  async gate(tx: StorageSession, agent: Agent, squad: Squad, issue: Issue | null): Promise<SlawError | null> {
+    if (agent.status === 'terminated') return new SlawError('agent_not_active', 'The agent is terminated; it is never woken.')
+    if (agent.status === 'paused') return new SlawError('agent_not_active', `The agent is paused${agent.pauseReason ? ` (${agent.pauseReason})` : ''}.`)
+    if (squad.status === 'archived') return new SlawError('squad_archived')
+    try {
+      await this.issues.checkGuards(tx, { issue, agent, squad })
+    } catch (err) {
+      if (isSlawError(err)) return err
+      throw err
+    }
+    return null
+  }
+
+  /** Aborts the adapter call of a run running on this node (cancel). */
+  abortLocal(runId: string, reason: string): void {
+    this.local.get(runId)?.abort(new Error(reason))
+  }
+
+  // The heartbeat_run job ----------------------------------------------------------------------
+
+  async runJob(job: Job, control: JobControl): Promise<Record<string, unknown> | null> {
+    const s = this.ctx.storage
+    const runId = String(job.payload.runId ?? '')
+    const run = isUuid(runId) ? await s.heartbeatRuns.get(runId) : undefined
+    if (!run) return { skipped: 'run not found' }
+    if (run.status === 'running') {
+      // Our job was claimed again: the node that started the run stopped renewing its lease.
+      await this.finish(run.id, ['running'], { status: 'timed_out', error: 'node_lost', finishedAt: this.ctx.now() })
+      return { ended: 'node_lost' }
+    }
+    if (run.status !== 'queued') return { skipped: run.status }
+
+    const prepared = await s.transaction(async (tx) => {
+      const [agent, squad, issue] = await Promise.all([tx.agents.get(run.agentId), tx.squads.get(run.squadId), run.issueId ? tx.issues.get(run.issueId) : undefined])
+      if (!agent || !squad) return { kind: 'gone' as const }
+      const blocked = await this.gate(tx, agent, squad, issue ?? null)
+      if (blocked) return { kind: 'blocked' as const, error: blocked }
+      const adapter = this.ctx.adapters.get(agent.adapterType)
+      if (!adapter) return { kind: 'no_adapter' as const, agent }
+      const timing = runTiming(agent.adapterConfig)
+      const startedAt = this.ctx.now()
+      const deadlineAt = new Date(startedAt.getTime() + (timing.timeoutSec + timing.graceSec) * 1000)
+      const outcome = await tx.heartbeatRuns.start(run.id, { nodeId: this.node.nodeId, startedAt, deadlineAt }, this.caps)
+      if (outcome === 'over_cap') return { kind: 'over_cap' as const }
+      if (outcome === 'not_queued') return { kind: 'gone' as const }
+      const started = (await tx.heartbeatRuns.get(run.id))!
+      // The deadline is a job too: an accepted http run, or a hung adapter, still ends on time.
+      await tx.jobs.enqueue({ id: uuidv7(), kind: runDeadlineJob, squadId: run.squadId, payload: { runId: run.id }, runAt: deadlineAt, dedupeKey: run.id, maxAttempts: 10 })
+      await recordActivity(tx, engineActor, {
+        squadId: run.squadId,
+        action: 'run.started',
+        entityType: 'heartbeat_run',
+        entityId: run.id,
+        agentId: run.agentId,
+        runId: run.id,
+        details: { reason: run.reason, ...(run.issueId ? { issueId: run.issueId } : {}) },
+        outbox: [runEventFact(started, startedAt)],
+      })
+      return { kind: 'started' as const, run: started, agent, adapter, timing }
+    })
+
+    switch (prepared.kind) {
+      case 'gone':
+        return { skipped: 'run, agent or squad gone' }
+      case 'blocked':
+        await this.finish(run.id, ['queued'], { status: 'cancelled', error: `${prepared.error.code}: ${prepared.error.message}`, finishedAt: this.ctx.now() })
+        return { cancelled: prepared.error.code }
+      case 'no_adapter':
+        await this.finish(run.id, ['queued'], { status: 'failed', error: `No adapter is registered for adapterType "${prepared.agent.adapterType}".`, finishedAt: this.ctx.now() })
+        return { failed: 'no_adapter' }
+      case 'over_cap':
+        throw new JobDeferred(new Date(this.ctx.now().getTime() + overCapRetryMs))
+      case 'started':
+        await this.execute(prepared.run, prepared.agent, prepared.adapter, prepared.timing, control)
+        return { runId: run.id }
+    }
+  }
+
+  private async execute(run: HeartbeatRun, agent: Agent, adapter: AgentAdapter, timing: { timeoutSec: number; graceSec: number }, control: JobControl): Promise<void> {
+    const controller = new AbortController()
+    this.local.set(run.id, controller)
+    const onNodeAbort = () => controller.abort(control.signal.reason)
+    control.signal.addEventListener('abort', onNodeAbort)
+    // Across nodes: a cancel (or deadline) written by another node aborts the adapter here.
+    const watch = setInterval(() => {
+      this.ctx.storage.heartbeatRuns
+        .get(run.id)
+        .then((current) => {
+          if (current && current.status !== 'running') controller.abort(new Error(`the run is ${current.status}`))
+        })
+        .catch(() => undefined)
+    }, this.node.watchMs)
+    watch.unref()
+    try {
+      let env: Record<string, string>
+      let signingSecret: string | undefined
+      try {
+        const token = await this.tokens.mint({ runId: run.id, agentId: run.agentId, squadId: run.squadId }, run.startedAt ?? this.ctx.now(), timing.timeoutSec + timing.graceSec + RunTokens.slackSec)
+        env = await this.buildEnv(run, agent, token)
+        signingSecret = await this.signingSecret(agent)
+      } catch (err) {
+        await this.finish(run.id, ['running'], { status: 'failed', error: err instanceof Error ? err.message : String(err), finishedAt: this.ctx.now() })
+        return
+      }
+      let result: AdapterWakeResult
+      try {
+        result = await adapter.wake({
+          runId: run.id,
+          agentId: run.agentId,
+          squadId: run.squadId,
+          issueId: run.issueId,
+          reason: run.reason,
+          env,
+          config: agent.adapterConfig,
+          timeoutMs: timing.timeoutSec * 1000,
+          graceMs: timing.graceSec * 1000,
+          ...(signingSecret ? { signingSecret } : {}),
+          signal: controller.signal,
+        })
+      } catch (err) {
+        result = { status: 'failed', error: `The ${adapter.type} adapter failed: ${err instanceof Error ? err.message : String(err)}` }
+      }
+      if (result.status === 'accepted') {
+        // The agent finishes the run itself (report final: true) or the deadline job does.
+        if (result.httpStatus !== undefined || result.liveness) await this.ctx.storage.heartbeatRuns.report(run.id, result.liveness ? { liveness: result.liveness } : {})
+        return
+      }
+      const status: RunFinish['status'] = result.status
+      let error = result.error ?? null
+      if (status === 'cancelled' && control.signal.aborted && !error) error = 'The node running the run shut down.'
+      await this.finish(
+        run.id,
+        ['running'],
+        {
+          status,
+          finishedAt: this.ctx.now(),
+          ...(result.liveness ? { liveness: result.liveness } : {}),
+          exitCode: result.exitCode ?? null,
+          httpStatus: result.httpStatus ?? null,
+          error: status === 'succeeded' ? null : (error ?? `The run ended ${status}.`),
+          outputTail: result.output !== undefined ? result.output.slice(-65_536) : null,
+        },
+        result.usage,
+      )
+    } finally {
+      clearInterval(watch)
+      control.signal.removeEventListener('abort', onNodeAbort)
+      this.local.delete(run.id)
+    }
+  }
+
+  /** The agent's webhook signing secret, decrypted for the adapter, when it has one. */
+  private async signingSecret(agent: Agent): Promise<string | undefined> {
+    const envelope = await this.ctx.storage.agents.webhookSecret(agent.id)
+    return envelope ? this.ctx.masterKey.decrypt(envelope, `webhook-secret:${agent.id}`) : undefined
+  }
+
+  /**
+   * The wake environment (DECISIONS section 4): the agent's adapterConfig.env bindings, the
+   * routine's env for an issue a routine run created, then the wake variables (which nothing
+   * overrides). Nothing of the server's own environment. A secret that does not resolve fails the
+   * run with a sentence naming the binding, never a value.
+   */
+  async buildEnv(run: HeartbeatRun, agent: Agent, token: string): Promise<Record<string, string>> {
+    const env: Record<string, string> = {}
+    const agentEnv = agent.adapterConfig.env
+    if (agentEnv && typeof agentEnv === 'object') {
+      for (const [name, binding] of Object.entries(agentEnv as Record<string, EnvBinding>)) {
+        env[name] = await this.resolveBinding(run, binding, { type: 'agent', id: agent.id }, `adapterConfig.env.${name}`)
+      }
+    }
+    if (run.routineRunId && this.ctx.storage.routineEnv) {
+      const routineEnv = await this.ctx.storage.routineEnv.envForRun(run.routineRunId)
+      for (const [name, binding] of Object.entries(routineEnv ?? {})) {
+        env[name] = await this.resolveBinding(run, binding, { type: 'routine', id: run.routineRunId }, `routine.env.${name}`)
+      }
+    }
+    Object.assign(env, wakeVariables(run, token, this.apiUrl))
+    return env
+  }
+
+  private async resolveBinding(run: HeartbeatRun, binding: EnvBinding, consumer: { type: 'agent' | 'routine'; id: string }, configPath: string): Promise<string> {
+    if (typeof binding === 'string') return binding
+    if (binding && binding.type === 'plain') return binding.value
+    if (binding && binding.type === 'secret_ref') {
+      try {
+        return await this.ctx.secrets.resolve({
+          squadId: run.squadId,
+          secretId: binding.secretId,
+          version: binding.version,
+          consumer,
+          configPath,
+          actor: engineActor,
+          heartbeatRunId: run.id,
+          issueId: run.issueId,
+        })
+      } catch (err) {
+        throw new Error(`The secret bound to ${configPath} could not be resolved: ${err instanceof Error ? err.message : String(err)}`)
+      }
+    }
+    throw new Error(`The binding ${configPath} is not a string, plain or secret_ref binding.`)
+  }
+
+  // Ending runs --------------------------------------------------------------------------------
+
+  /**
+   * Ends a run whose status is one of `from`, writing in one transaction: the final status, its
+   * usage as a cost event of the run, activity and the run_event fact, the wake-up of runs waiting
+   * for a slot, and a liveness continuation when one is due. Returns undefined when the run had
+   * already left `from` (another node or request ended it first).
+   */
+  async finish(runId: string, from: HeartbeatRunStatus[], end: RunFinish, usage?: AdapterUsage): Promise<HeartbeatRun | undefined> {
+    const ended = await this.ctx.storage.transaction(async (tx) => {
+      let run = await tx.heartbeatRuns.finish(runId, from, end)
+      if (!run) return undefined
+      if (usage) run = await this.recordUsage(tx, run, usage)
+      await recordActivity(tx, engineActor, {
+        squadId: run.squadId,
+        action: `run.${run.status}`,
+        entityType: 'heartbeat_run',
+        entityId: run.id,
+        agentId: run.agentId,
+        runId: run.id,
+        details: { reason: run.reason, ...(run.liveness ? { liveness: run.liveness } : {}), ...(run.exitCode !== null ? { exitCode: run.exitCode } : {}) },
+        outbox: [runEventFact(run, end.finishedAt)],
+      })
+      // A slot may have freed: runs waiting over a cap are due now.
+      await tx.jobs.promote(heartbeatRunJob, end.finishedAt)
+      await this.maybeContinue(tx, run)
+      return run
+    })
+    if (ended) {
+      this.abortLocal(runId, `the run is ${ended.status}`)
+      this.ctx.kickJobs()
+    }
+    return ended
+  }
+
+  /** Records usage as a cost event of the run (the cost service's rules, budgets and facts). */
+  async recordUsage(tx: StorageSession, run: HeartbeatRun, usage: AdapterUsage): Promise<HeartbeatRun> {
+    const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0)
+    const clean = { inputTokens: n(usage.inputTokens), outputTokens: n(usage.outputTokens), costCents: n(usage.costCents) }
+    await this.costs.record(runActor(run), run.squadId, {
+      agentId: run.agentId,
+      model: typeof usage.model === 'string' && usage.model.trim() ? usage.model : 'unknown',
+      ...clean,
+      cachedInputTokens: n(usage.cachedInputTokens),
+      issueId: run.issueId,
+      ...(usage.provider ? { provider: usage.provider } : {}),
+      ...(usage.billingType ? { billingType: usage.billingType } : {}),
+    })
+    await tx.heartbeatRuns.addUsage(run.id, clean)
+    return { ...run, usage: { inputTokens: run.usage.inputTokens + clean.inputTokens, outputTokens: run.usage.outputTokens + clean.outputTokens, costCents: run.usage.costCents + clean.costCents } }
+  }
+
+  /**
+   * Liveness continuations (spec, States): only `plan_only` and `empty_response`, at most
+   * `maxContinuations` in a row, only while the agent is active and every gate (budgets, project,
+   * tower limit) lets it work.
+   */
+  private async maybeContinue(tx: StorageSession, run: HeartbeatRun): Promise<void> {
+    if (run.liveness !== 'plan_only' && run.liveness !== 'empty_response') return
+    if (run.status === 'cancelled') return
+    if (run.continuationDepth >= this.maxContinuations) return
+    const [agent, squad, issue] = await Promise.all([tx.agents.get(run.agentId), tx.squads.get(run.squadId), run.issueId ? tx.issues.get(run.issueId) : undefined])
+    if (!agent || !squad || agent.status !== 'active') return
+    if (await this.gate(tx, agent, squad, issue ?? null)) return
+    await queueWake(tx, { squadId: run.squadId, agentId: run.agentId, issueId: run.issueId, reason: 'continuation', continuationDepth: run.continuationDepth + 1 })
+  }
+
+  // Deadline and retention jobs ----------------------------------------------------------------
+
+  async deadlineJob(job: Job): Promise<Record<string, unknown> | null> {
+    const runId = String(job.payload.runId ?? '')
+    const run = isUuid(runId) ? await this.ctx.storage.heartbeatRuns.get(runId) : undefined
+    if (!run || run.status !== 'running' || !run.deadlineAt) return { skipped: run?.status ?? 'run not found' }
+    const now = this.ctx.now()
+    if (run.deadlineAt > now) throw new JobDeferred(run.deadlineAt)
+    const ended = await this.finish(run.id, ['running'], { status: 'timed_out', error: 'The run passed its timeout and grace period without finishing.', finishedAt: now })
+    return { timedOut: Boolean(ended) }
+  }
+
+  async retentionJob(): Promise<Record<string, unknown>> {
+    const now = this.ctx.now().getTime()
+    const day = 86_400_000
+    const runsBefore = new Date(now - (this.options.retentionDays ?? 90) * day)
+    const outputBefore = new Date(now - (this.options.outputRetentionDays ?? 14) * day)
+    const jobsBefore = new Date(now - (this.options.jobRetentionDays ?? 7) * day)
+    let runs = 0
+    let outputs = 0
+    let jobs = 0
+    // Bounded batches keep each statement short; the next slot continues where this one stopped.
+    for (let i = 0; i < 20; i++) {
+      const r = await this.ctx.storage.heartbeatRuns.purge(runsBefore, outputBefore, 1_000)
+      const j = await this.ctx.storage.jobs.purgeFinished(jobsBefore, 1_000)
+      runs += r.runs
+      outputs += r.outputs
+      jobs += j
+      if (r.runs < 1_000 && r.outputs < 1_000 && j < 1_000) break
+    }
+    return { runs, outputs, jobs }
+  }
+}
+
+/** The wake variables of the spec (Authentication): only those with a value are set. */
+export function wakeVariables(run: HeartbeatRun, token: string, apiUrl: string): Record<string, string> {
+  const vars: Record<string, string> = {
+    SVC_API_KEY: token,
+    SVC_AGENT_ID: run.agentId,
+    SVC_SQUAD_ID: run.squadId,
+    SVC_API_URL: apiUrl,
+    SVC_RUN_ID: run.id,
+    SVC_WAKE_REASON: run.reason,
+  }
+  if (run.issueId) vars.SVC_TASK_ID = run.issueId
+  if (run.approvalId) vars.SVC_APPROVAL_ID = run.approvalId
+  if (run.commentId) vars.SVC_WAKE_COMMENT_ID = run.commentId
+  return vars
+}

@@ -1,0 +1,606 @@
+import { SlawError, invalid, notFound } from '../../errors.js'
+import { UniqueViolation, type IssuePatch, type NewIssue, type SquadRowLock, type StorageSession } from '../../contracts/storage.js'
+import type { ActivityEntry, Agent, Issue, IssuePriority, IssueRef, IssueStatus, IssueSummary, Squad } from '../../records.js'
+import { isPrivileged, visibleById, type Actor } from '../foundation/actor.js'
+import type { ServiceContext } from '../foundation/context.js'
+import { isUuid, uuidv7 } from '../foundation/ids.js'
+import { outboxUpserts, recordActivities, recordActivity } from '../audit/activity-recorder.js'
+import { GroupCommit } from '../foundation/group-commit.js'
+import type { SquadService } from '../org/squads.js'
+import { wakeOnAssignment, wakeOnChildrenDone, wakeOnMentions, type AssignmentWake } from '../runs/wake-causes.js'
+
+/** Statuses a checkout accepts when the caller gives no `expectedStatuses` (the spec's state table). */
+export const defaultCheckoutStatuses: IssueStatus[] = ['todo', 'backlog', 'blocked', 'in_review']
+export const defaultInboxStatuses: IssueStatus[] = ['todo', 'in_progress', 'in_review', 'blocked']
+const checkoutLockTtlMs = 10_000
+
+export interface CheckoutInput {
+  agentId: string
+  expectedStatuses?: IssueStatus[]
+}
+
+interface CheckoutItem {
+  actor: Actor
+  id: string
+  input: CheckoutInput
+}
+
+/** A checked create, before numbering gives it its number and identifier. */
+type NewCreatedIssue = Omit<NewIssue, 'number' | 'identifier'>
+
+export interface IssueDetail extends Issue {
+  blockedByIssueIds: string[]
+  blockedBy: IssueRef[]
+  blocks: IssueRef[]
+  ancestors: IssueRef[]
+}
+
+export interface CreateIssueInput {
+  title: string
+  description?: string | null
+  status?: IssueStatus
+  priority?: IssuePriority
+  assigneeAgentId?: string | null
+  parentId?: string | null
+  goalId?: string | null
+  projectId?: string | null
+  blockedByIssueIds?: string[]
+  billingCode?: string | null
+}
+
+export interface UpdateIssueInput {
+  status?: IssueStatus
+  priority?: IssuePriority
+  title?: string
+  description?: string | null
+  assigneeAgentId?: string | null
+  assigneeUserId?: string | null
+  blockedByIssueIds?: string[]
+  comment?: string
+  projectId?: string | null
+  goalId?: string | null
+}
+
+export interface ListIssuesInput {
+  status?: IssueStatus[]
+  assigneeAgentId?: string
+  projectId?: string
+  q?: string
+  limit?: number
+  offset?: number
+}
+
+/**
+ * A check run inside the checkout lock and transaction, before the conditional update: project
+ * pause, budgets and fleet limits plug in here. Throw a SlawError to refuse the checkout.
+ */
+export type CheckoutGuard = (tx: StorageSession, input: { issue: Issue; agent: Agent; squad: Squad }) => Promise<void>
+
+export class IssueService {
+  private readonly guards: CheckoutGuard[] = []
+
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly squads: SquadService,
+  ) {
+    this.addCheckoutGuard(projectPauseGuard)
+  }
+
+  addCheckoutGuard(guard: CheckoutGuard): void {
+    this.guards.push(guard)
+  }
+
+  /**
+   * Runs every checkout guard (project pause, budgets, tower limit) for work the agent is about to
+   * do: the run engine's gates before a run starts. A run without an issue has no project.
+   */
+  async checkGuards(tx: StorageSession, input: { issue: Issue | null; agent: Agent; squad: Squad }): Promise<void> {
+    // Guards read only the issue's project; an issue-less run is checked as work outside any project.
+    const issue = input.issue ?? ({ projectId: null } as Issue)
+    for (const guard of this.guards) await guard(tx, { issue, agent: input.agent, squad: input.squad })
+  }
+
+  /** Loads an issue the actor may see (by UUID, or by identifier when allowed), or 404. */
+  /** `visible` by id, for a caller that reads the row itself (a batch reading each issue once). */
+  async visibleRow(actor: Actor, id: string, read: (id: string) => Promise<Issue | undefined>): Promise<Issue> {
+    return visibleById(actor, id, 'Issue', read)
+  }
+
+  async visible(session: StorageSession, actor: Actor, idOrIdentifier: string, opts: { identifier?: boolean } = {}): Promise<Issue> {
+    let issue: Issue | undefined
+    if (isUuid(idOrIdentifier)) issue = await session.issues.get(idOrIdentifier)
+    else if (opts.identifier && /^[A-Za-z]{1,4}-\d{1,9}$/.test(idOrIdentifier)) issue = await session.issues.getByIdentifier(idOrIdentifier.toUpperCase())
+    if (!issue || (actor.type === 'agent' && actor.squadId !== issue.squadId)) throw notFound('Issue')
+    return issue
+  }
+
+  /** Agents mutate only issues assigned to them or checked out by them; Operators any. */
+  private assertCanMutate(actor: Actor, issue: Issue): void {
+    if (isPrivileged(actor)) return
+    if (actor.type === 'agent' && (issue.assigneeAgentId === actor.agentId || issue.checkoutAgentId === actor.agentId)) return
+    throw new SlawError('forbidden', 'An agent may change only issues assigned to it.')
+  }
+
+  /** The issue, for a write: visible, mutable by the actor, in a squad that is not archived. */
+  async writable(tx: StorageSession, actor: Actor, id: string, opts: { anyAgentOfSquad?: boolean; lockSquad?: SquadRowLock } = {}): Promise<{ issue: Issue; squad: Squad }> {
+    const issue = await this.visible(tx, actor, id)
+    if (!opts.anyAgentOfSquad) this.assertCanMutate(actor, issue)
+    const squad = await this.squads.writable(tx, actor, issue.squadId, opts.lockSquad)
+    return { issue, squad }
+  }
+
+  async list(actor: Actor, squadId: string, input: ListIssuesInput): Promise<IssueSummary[]> {
+    await this.squads.visible(this.ctx.storage, actor, squadId)
+    if (input.assigneeAgentId !== undefined && !isUuid(input.assigneeAgentId)) throw invalid('/assigneeAgentId', 'must be a UUID')
+    if (input.projectId !== undefined && !isUuid(input.projectId)) throw invalid('/projectId', 'must be a UUID')
+    const q = input.q?.trim()
+    return this.ctx.storage.issues.list({
+      squadId,
+      ...(input.status?.length ? { statuses: input.status } : {}),
+      ...(input.assigneeAgentId ? { assigneeAgentId: input.assigneeAgentId } : {}),
+      ...(input.projectId ? { projectId: input.projectId } : {}),
+      ...(q ? { q } : {}),
+      limit: input.limit ?? 100,
+      offset: input.offset ?? 0,
+    })
+  }
+
+  async inbox(actor: Actor, statuses: IssueStatus[] | undefined, limit = 100): Promise<IssueSummary[]> {
+    if (actor.type !== 'agent') throw new SlawError('forbidden', 'The inbox belongs to an agent key.')
+    return this.ctx.storage.issues.inbox(actor.agentId, statuses?.length ? statuses : defaultInboxStatuses, limit)
+  }
+
+  async get(actor: Actor, id: string): Promise<IssueDetail> {
+    // Hot path: one round trip for the issue and its links; identifiers take the general path.
+    if (isUuid(id)) {
+      const found = await this.ctx.storage.issues.getWithLinks(id)
+      if (!found || (actor.type === 'agent' && actor.squadId !== found.issue.squadId)) throw notFound('Issue')
+      const { issue, blockedBy, blocks } = found
+      const ancestors = issue.parentId ? await this.ctx.storage.issues.ancestors(issue.id) : []
+      return { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks, ancestors }
+    }
+    const issue = await this.visible(this.ctx.storage, actor, id, { identifier: true })
+    return this.detail(this.ctx.storage, issue)
+  }
+
+  async detail(session: StorageSession, issue: Issue): Promise<IssueDetail> {
+    const [blockedBy, blocks, ancestors] = await Promise.all([
+      session.issues.blockedBy(issue.id),
+      session.issues.blocks(issue.id),
+      issue.parentId ? session.issues.ancestors(issue.id) : Promise.resolve([]),
+    ])
+    return { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks, ancestors }
+  }
+
+  /**
+   * Creates an issue; its assignee is woken in the same transaction. `wake` names the cause when it
+   * is not a plain assignment (a routine run's issue wakes with reason `routine` and the run's env).
+   */
+  /**
+   * Creates an issue in its own transaction, or inside the caller's when there is one (routines,
+   * imports, a child issue). For a caller without a transaction, `submitCreate` is cheaper.
+   */
+  async create(actor: Actor, squadId: string, input: CreateIssueInput, opts: { wake?: AssignmentWake } = {}): Promise<IssueDetail> {
+    let wakes = 0
+    const created = await this.ctx.storage.transaction(async (tx) => {
+      const fields = await this.checkCreate(tx, actor, squadId, input, () => tx.squads.get(squadId))
+      const [detail] = await this.writeCreated(tx, [{ actor, input, fields, opts }])
+      wakes = detail!.wakes
+      return detail!.issue
+    })
+    if (wakes) this.ctx.kickJobs()
+    return created
+  }
+
+  /**
+   * `create` for a caller without a transaction of its own (the HTTP route): creates submitted at
+   * the same moment share one transaction (group commit), so a squad's row, which numbering holds
+   * until commit, is taken once per batch instead of once per issue. One create's refusal never
+   * fails the others; a batch that fails as a whole is retried create by create.
+   */
+  submitCreate(actor: Actor, squadId: string, input: CreateIssueInput): Promise<IssueDetail> {
+    return this.createBatch.submit({ actor, squadId, input })
+  }
+
+  private readonly createBatch = new GroupCommit<{ actor: Actor; squadId: string; input: CreateIssueInput }, IssueDetail>(
+    (items) => this.createMany(items),
+    (item) => this.create(item.actor, item.squadId, item.input),
+    64,
+    2,
+  )
+
+  private async createMany(items: Array<{ actor: Actor; squadId: string; input: CreateIssueInput }>): Promise<Array<PromiseSettledResult<IssueDetail>>> {
+    let wakes = 0
+    const results = await this.ctx.storage.transaction(async (tx) => {
+      // Each squad is read once for the batch; refusals are per create.
+      const squads = new Map<string, Promise<Squad | undefined>>()
+      const readSquad = (id: string) => squads.get(id) ?? squads.set(id, tx.squads.get(id)).get(id)!
+      const checked = await Promise.allSettled(items.map((it) => this.checkCreate(tx, it.actor, it.squadId, it.input, () => readSquad(it.squadId))))
+      const ok = items.flatMap((it, i) => {
+        const c = checked[i]!
+        return c.status === 'fulfilled' ? [{ index: i, actor: it.actor, input: it.input, fields: c.value, opts: {} }] : []
+      })
+      const written = ok.length ? await this.writeCreated(tx, ok) : []
+      const byIndex = new Map(ok.map((o, k) => [o.index, written[k]!]))
+      for (const w of written) wakes += w.wakes
+      return checked.map((c, i): PromiseSettledResult<IssueDetail> => (c.status === 'rejected' ? c : { status: 'fulfilled', value: byIndex.get(i)!.issue }))
+    })
+    if (wakes) this.ctx.kickJobs()
+    return results
+  }
+
+  /** Everything a create checks before writing: reads only, no locks. */
+  private async checkCreate(tx: StorageSession, actor: Actor, squadId: string, input: CreateIssueInput, readSquad: () => Promise<Squad | undefined>): Promise<NewCreatedIssue> {
+    await this.squads.writableRow(actor, squadId, readSquad)
+    const title = input.title.trim()
+    if (!title) throw invalid('/title', 'title must not be blank')
+    const status = input.status ?? 'todo'
+    if (status === 'in_progress') throw invalid('/status', 'an issue moves to in_progress by checkout, not on create')
+    await this.checkRefs(tx, squadId, input, null)
+    return {
+      id: uuidv7(),
+      squadId,
+      title,
+      description: input.description ?? null,
+      status,
+      priority: input.priority ?? 'medium',
+      assigneeAgentId: input.assigneeAgentId ?? null,
+      assigneeUserId: null,
+      parentId: input.parentId ?? null,
+      goalId: input.goalId ?? null,
+      projectId: input.projectId ?? null,
+      billingCode: input.billingCode ?? null,
+    }
+  }
+
+  /**
+   * Writes checked creates: one statement numbers and inserts them all, one writes their activity
+   * entries and outbox rows. Squads' rows are held from numbering to commit, so nothing that only
+   * reads comes after it but the new issues' own relations.
+   */
+  private async writeCreated(tx: StorageSession, creates: Array<{ actor: Actor; input: CreateIssueInput; fields: NewCreatedIssue; opts: { wake?: AssignmentWake } }>): Promise<Array<{ issue: IssueDetail; wakes: number }>> {
+    let issues: Array<Issue | undefined>
+    try {
+      issues = await tx.issues.insertNumbered(creates.map((c) => c.fields))
+    } catch (err) {
+      if (err instanceof UniqueViolation) throw new SlawError('conflict', 'Concurrent issue numbering conflict; retry.')
+      throw err
+    }
+    // Archived since it was read (it was writable then): nothing was inserted for it, and the
+    // transaction rolls back; in a batch, each create is then retried alone and answered alone.
+    if (issues.some((i) => !i)) throw new SlawError('squad_archived')
+    const made = issues as Issue[]
+    for (const [k, c] of creates.entries()) {
+      if (c.input.blockedByIssueIds?.length) await tx.issues.setBlockers(made[k]!.id, unique(c.input.blockedByIssueIds))
+    }
+    await recordActivities(
+      tx,
+      creates.map((c, k) => {
+        const issue = made[k]!
+        return {
+          actor: c.actor,
+          input: {
+            squadId: issue.squadId,
+            action: 'issue.created',
+            entityType: 'issue',
+            entityId: issue.id,
+            details: { identifier: issue.identifier, status: issue.status, priority: issue.priority },
+            outbox: [outboxUpserts.issue(issue)],
+          },
+        }
+      }),
+    )
+    const out: Array<{ issue: IssueDetail; wakes: number }> = []
+    for (const [k, c] of creates.entries()) {
+      const issue = made[k]!
+      const wakes = await wakeOnAssignment(tx, c.actor, issue, c.opts.wake)
+      // A new issue blocks nothing yet: skip the queries detail() would spend on that.
+      const [blockedBy, ancestors] = await Promise.all([
+        c.input.blockedByIssueIds?.length ? tx.issues.blockedBy(issue.id) : Promise.resolve([]),
+        issue.parentId ? tx.issues.ancestors(issue.id) : Promise.resolve([]),
+      ])
+      out.push({ issue: { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks: [], ancestors }, wakes })
+    }
+    return out
+  }
+
+  /** Validates ids an issue points at: all must live in the same squad. */
+  private async checkRefs(tx: StorageSession, squadId: string, input: CreateIssueInput | UpdateIssueInput, selfId: string | null): Promise<void> {
+    if (input.assigneeAgentId) {
+      const agent = isUuid(input.assigneeAgentId) ? await tx.agents.get(input.assigneeAgentId) : undefined
+      if (!agent || agent.squadId !== squadId) throw invalid('/assigneeAgentId', 'assigneeAgentId must be an agent of this squad')
+      if (agent.status === 'terminated') throw invalid('/assigneeAgentId', 'a terminated agent cannot be assigned')
+    }
+    if ('parentId' in input && input.parentId) {
+      if (input.parentId === selfId) throw invalid('/parentId', 'an issue cannot be its own parent')
+      const found = isUuid(input.parentId) ? await tx.issues.existingIds(squadId, [input.parentId]) : []
+      if (!found.length) throw invalid('/parentId', 'parentId must be an issue of this squad')
+    }
+    if (input.goalId) {
+      const goal = isUuid(input.goalId) ? await tx.goals.get(input.goalId) : undefined
+      if (!goal || goal.squadId !== squadId) throw invalid('/goalId', 'goalId must be a goal of this squad')
+    }
+    if (input.projectId) {
+      const project = isUuid(input.projectId) ? await tx.projects.get(input.projectId) : undefined
+      if (!project || project.squadId !== squadId) throw invalid('/projectId', 'projectId must be a project of this squad')
+    }
+    if (input.blockedByIssueIds?.length) {
+      const ids = unique(input.blockedByIssueIds)
+      if (selfId && ids.includes(selfId)) throw invalid('/blockedByIssueIds', 'an issue cannot block itself')
+      const bad = ids.filter((id) => !isUuid(id))
+      const found = bad.length ? [] : await tx.issues.existingIds(squadId, ids)
+      if (bad.length || found.length !== ids.length) throw invalid('/blockedByIssueIds', 'every blocker must be an issue of this squad')
+    }
+  }
+
+  async update(actor: Actor, id: string, input: UpdateIssueInput): Promise<IssueDetail> {
+    let wakes = 0
+    const updated = await this.ctx.storage.transaction(async (tx) => {
+      const { issue: current, squad } = await this.writable(tx, actor, id)
+      await this.checkRefs(tx, squad.id, input, current.id)
+      const patch: IssuePatch = {}
+      if (input.title !== undefined) {
+        const title = input.title.trim()
+        if (!title) throw invalid('/title', 'title must not be blank')
+        patch.title = title
+      }
+      if (input.description !== undefined) patch.description = input.description
+      if (input.priority !== undefined) patch.priority = input.priority
+      if (input.assigneeUserId !== undefined) patch.assigneeUserId = input.assigneeUserId
+      if (input.projectId !== undefined) patch.projectId = input.projectId
+      if (input.goalId !== undefined) patch.goalId = input.goalId
+      if (input.status !== undefined && input.status !== current.status) {
+        if (input.status === 'in_progress') throw new SlawError('invalid_state', 'An issue moves to in_progress by checkout, not by PATCH.')
+        patch.status = input.status
+        // Finished work holds no checkout.
+        if (input.status === 'done' || input.status === 'cancelled') patch.checkoutAgentId = null
+      }
+      if (input.assigneeAgentId !== undefined && input.assigneeAgentId !== current.assigneeAgentId) {
+        patch.assigneeAgentId = input.assigneeAgentId
+        // A new assignee takes the work over: the previous holder's checkout ends.
+        if (current.checkoutAgentId && current.checkoutAgentId !== input.assigneeAgentId) patch.checkoutAgentId = null
+      }
+      const issue = Object.keys(patch).length ? (await tx.issues.update(current.id, patch))! : current
+      if (input.blockedByIssueIds !== undefined) await tx.issues.setBlockers(current.id, unique(input.blockedByIssueIds))
+      if (patch.title !== undefined || patch.description !== undefined) await tx.issues.refreshSearch(current.id)
+      let commentId: string | undefined
+      if (input.comment !== undefined && input.comment.trim()) {
+        commentId = uuidv7()
+        await tx.comments.insert([{ id: commentId, issueId: current.id, squadId: squad.id, body: input.comment, ...author(actor) }])
+      }
+      await recordActivity(tx, actor, {
+        squadId: squad.id,
+        action: patch.status ? 'issue.status_changed' : 'issue.updated',
+        entityType: 'issue',
+        entityId: current.id,
+        details: {
+          identifier: current.identifier,
+          fields: [...Object.keys(patch), ...(input.blockedByIssueIds !== undefined ? ['blockedByIssueIds'] : [])].join(','),
+          ...(patch.status ? { from: current.status, to: patch.status } : {}),
+          ...(commentId ? { commentId } : {}),
+        },
+        outbox: [outboxUpserts.issue(issue)],
+      })
+      if (patch.assigneeAgentId) wakes += await wakeOnAssignment(tx, actor, issue)
+      if (commentId) wakes += await wakeOnMentions(tx, actor, issue, commentId, input.comment!)
+      if (patch.status) wakes += await wakeOnChildrenDone(tx, issue)
+      return this.detail(tx, issue)
+    })
+    if (wakes) this.ctx.kickJobs()
+    return updated
+  }
+
+  async delete(actor: Actor, id: string): Promise<void> {
+    await this.ctx.storage.transaction(async (tx) => {
+      // Visibility first: another squad's agent gets 404, never 403.
+      await this.visible(tx, actor, id)
+      if (!isPrivileged(actor)) throw new SlawError('forbidden', 'Deleting issues needs an Operator key.')
+      const { issue, squad } = await this.writable(tx, actor, id)
+      await tx.issues.delete(issue.id)
+      await recordActivity(tx, actor, { squadId: squad.id, action: 'issue.deleted', entityType: 'issue', entityId: issue.id, details: { identifier: issue.identifier }, outbox: [outboxUpserts.issue(issue, true)] })
+    })
+  }
+
+  /**
+   * Atomic checkout. The lock serialises the decision (ownership, status, pause, budgets) across
+   * nodes; the conditional update in storage is the final guard, so even an expired lock cannot
+   * produce two owners. Inside a caller's transaction it joins that transaction; a caller without
+   * one (the HTTP route) uses `submitCheckout`.
+   */
+  async checkout(actor: Actor, id: string, input: CheckoutInput): Promise<Issue> {
+    return this.withCheckoutLock(actor, id, input, () => this.checkoutOne({ actor, id, input }))
+  }
+
+  /**
+   * `checkout` for a caller without a transaction of its own (the HTTP route): checkouts of distinct
+   * issues submitted at the same moment share one transaction (group commit), each still under its
+   * own issue's lock, so N concurrent checkouts cost a handful of round trips instead of 5 × N. One
+   * checkout's refusal never fails the others; a batch that fails as a whole is retried one by one.
+   */
+  submitCheckout(actor: Actor, id: string, input: CheckoutInput): Promise<Issue> {
+    return this.withCheckoutLock(actor, id, input, () => this.checkoutBatch.submit({ actor, id, input }))
+  }
+
+  private readonly checkoutBatch = new GroupCommit<CheckoutItem, Issue>(
+    (items) => this.ctx.storage.transaction((tx) => this.checkoutIn(tx, items)),
+    // Alone: the submitter holds the issue's lock already.
+    (item) => this.checkoutOne(item),
+    64,
+    2,
+  )
+
+  /** One checkout, its issue's lock held by the caller: joins an open transaction or opens one. */
+  private checkoutOne(item: CheckoutItem): Promise<Issue> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const [result] = await this.checkoutIn(tx, [item])
+      if (result!.status === 'rejected') throw result!.reason
+      return result!.value
+    })
+  }
+
+  /** The checks that need no database, then `fn` under the issue's checkout lock. */
+  private withCheckoutLock<T>(actor: Actor, id: string, input: CheckoutInput, fn: () => Promise<T>): Promise<T> {
+    if (actor.type === 'agent' && actor.agentId !== input.agentId) return Promise.reject(new SlawError('forbidden', 'An agent checks issues out for itself only.'))
+    // A malformed id costs no lock round trip; everything else is decided under the lock.
+    if (!isUuid(id)) return Promise.reject(notFound('Issue'))
+    return this.ctx.locks.withLock(`slaw:checkout:${id.toLowerCase()}`, checkoutLockTtlMs, fn)
+  }
+
+  /**
+   * Checkouts of distinct issues inside `tx`, each holding its issue's lock: one settled result per
+   * item, in order. Every step runs for all items at once (one round trip each): the reads, the
+   * guards, the conditional updates, then one statement for every activity entry and outbox row. A
+   * refusal is that item's answer and writes nothing of it; a database error fails the whole call.
+   */
+  private async checkoutIn(tx: StorageSession, items: CheckoutItem[]): Promise<Array<PromiseSettledResult<Issue>>> {
+    // Reads: each issue, its squad and the agent, pipelined.
+    const read = await Promise.allSettled(items.map(async ({ actor, id, input }) => {
+      const squadRow = tx.squads.getOfIssue(id)
+      const [issue, agent] = await Promise.all([this.visible(tx, actor, id), isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined, squadRow.catch(() => undefined)])
+      const squad = await this.squads.writableRow(actor, issue.squadId, async () => {
+        const row = await squadRow
+        return row?.id === issue.squadId ? row : tx.squads.get(issue.squadId)
+      })
+      if (!agent || agent.squadId !== issue.squadId) throw notFound('Agent')
+      if (!canTakeWork(agent)) throw new SlawError('agent_not_active', `The agent is ${agent.status}; it cannot check out work.`)
+      if (issue.checkoutAgentId && issue.checkoutAgentId !== agent.id) throw new SlawError('issue_checked_out')
+      const again = issue.checkoutAgentId === agent.id && issue.status === 'in_progress'
+      const allowed = input.expectedStatuses?.length ? input.expectedStatuses : defaultCheckoutStatuses
+      if (!again && !allowed.includes(issue.status)) {
+        throw new SlawError('invalid_state', `The issue is ${issue.status}; checkout expects one of: ${allowed.join(', ')}.`)
+      }
+      return { issue, agent, squad, allowed, again }
+    }))
+    // Guards (project pause, budgets, fleet limit): all of an item's at once; the first refusal in
+    // registration order wins. A checkout already held by its agent is answered as it is.
+    const guarded = await thenEach(read, async (c) => {
+      if (c.again) return c
+      const verdicts = await Promise.allSettled(this.guards.map((guard) => guard(tx, c)))
+      const refused = verdicts.find((v): v is PromiseRejectedResult => v.status === 'rejected')
+      if (refused) throw refused.reason
+      return c
+    })
+    // The conditional updates: only while nobody else holds the issue and its status is still allowed.
+    const updated = await thenEach(guarded, async (c) => {
+      if (c.again) return { ...c, updated: undefined }
+      const row = await tx.issues.checkout({ id: c.issue.id, agentId: c.agent.id, allowedStatuses: c.allowed })
+      if (row) return { ...c, updated: row }
+      // The conditional update lost to a write that slipped past the lock: say which condition failed.
+      const now = await tx.issues.get(c.issue.id)
+      if (now?.checkoutAgentId && now.checkoutAgentId !== c.agent.id) throw new SlawError('issue_checked_out')
+      throw new SlawError('invalid_state', `The issue is ${now?.status ?? 'gone'}; checkout expects one of: ${c.allowed.join(', ')}.`)
+    }, counterLockOrder(guarded))
+    // A database error aborted the transaction under every item: fail the call (a batch is then
+    // retried item by item) rather than answer items whose writes will not commit.
+    const failed = updated.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof SlawError))
+    if (failed) throw failed.reason
+    const written = updated.flatMap((r, i) => (r.status === 'fulfilled' && r.value.updated ? [{ item: items[i]!, c: r.value, issue: r.value.updated }] : []))
+    if (written.length) {
+      await recordActivities(
+        tx,
+        written.map(({ item, c, issue }) => ({
+          actor: item.actor,
+          input: {
+            squadId: issue.squadId,
+            action: 'issue.checked_out',
+            entityType: 'issue',
+            entityId: issue.id,
+            agentId: c.agent.id,
+            details: { identifier: c.issue.identifier, from: c.issue.status },
+            outbox: [outboxUpserts.issue(issue)],
+          },
+        })),
+      )
+    }
+    return updated.map((r) => (r.status === 'rejected' ? r : { status: 'fulfilled', value: r.value.updated ?? r.value.issue }))
+  }
+
+  async release(actor: Actor, id: string): Promise<Issue> {
+    return this.ctx.storage.transaction(async (tx) => {
+      const { issue, squad } = await this.writable(tx, actor, id, { anyAgentOfSquad: true })
+      if (!issue.checkoutAgentId) return issue
+      const holder = actor.type === 'agent' ? actor.agentId : null
+      // Only the holder (or an Operator) lets go of a checkout: the scope rule of docs/authorization.md.
+      const notHolder = () => new SlawError('forbidden', 'Only the agent holding the checkout, or an Operator, may release it.')
+      if (holder && issue.checkoutAgentId !== holder) throw notHolder()
+      const released = await tx.issues.release(issue.id, holder)
+      if (!released) throw notHolder()
+      await recordActivity(tx, actor, {
+        squadId: squad.id,
+        action: 'issue.released',
+        entityType: 'issue',
+        entityId: issue.id,
+        agentId: issue.checkoutAgentId,
+        details: { identifier: issue.identifier },
+        outbox: [outboxUpserts.issue(released)],
+      })
+      return released
+    })
+  }
+
+  async heartbeatContext(actor: Actor, id: string): Promise<{ issue: IssueDetail; ancestors: IssueRef[]; commentCursor: { totalComments: number; latestCommentId: string | null; latestCommentAt: Date | null } }> {
+    const issue = await this.get(actor, id)
+    const commentCursor = await this.ctx.storage.comments.cursor(issue.id)
+    return { issue, ancestors: issue.ancestors, commentCursor }
+  }
+
+  async activity(actor: Actor, idOrIdentifier: string, limit: number): Promise<ActivityEntry[]> {
+    const issue = await this.visible(this.ctx.storage, actor, idOrIdentifier, { identifier: true })
+    return this.ctx.storage.activity.list({ squadId: issue.squadId, entityType: 'issue', entityId: issue.id, limit })
+  }
+}
+
+/**
+ * Paused and terminated agents take no work (409 agent_not_active). `running` and `error` are
+ * operational states of an active agent (a heartbeat in flight, a failed last run): it may check out.
+ */
+function canTakeWork(agent: Agent): boolean {
+  return agent.status !== 'paused' && agent.status !== 'terminated'
+}
+
+/** A paused project takes no checkouts (409 project_paused). */
+const projectPauseGuard: CheckoutGuard = async (tx, { issue }) => {
+  if (!issue.projectId) return
+  // Share-locked until commit: a pause (an UPDATE of the row) waits for this checkout, and a
+  // checkout that waited for a pause sees it. pausedAt outlives a pause; pauseReason is the state.
+  const project = await tx.projects.get(issue.projectId, { forShare: true })
+  if (project?.pauseReason) throw new SlawError('project_paused')
+}
+
+export function author(actor: Actor): { authorType: 'agent' | 'user' | 'system'; authorId: string } {
+  if (actor.type === 'agent') return { authorType: 'agent', authorId: actor.agentId }
+  if (actor.type === 'operator') return { authorType: 'user', authorId: actor.keyId ? `operator:${actor.keyId}` : 'operator' }
+  return { authorType: 'system', authorId: actor.id }
+}
+
+/**
+ * The next step of a batch: `fn` on each item not refused yet, all at once (started in `order`,
+ * by index; the answers stay in item order); a refusal carries over.
+ */
+function thenEach<T, U>(results: Array<PromiseSettledResult<T>>, fn: (value: T) => Promise<U>, order: number[] = results.map((_, i) => i)): Promise<Array<PromiseSettledResult<U>>> {
+  const out: Array<Promise<PromiseSettledResult<U>> | PromiseRejectedResult> = new Array(results.length)
+  for (const i of order) {
+    const r = results[i]!
+    out[i] = r.status === 'rejected' ? r : fn(r.value).then((value) => ({ status: 'fulfilled', value }), (reason: unknown) => ({ status: 'rejected', reason }))
+  }
+  return Promise.all(out)
+}
+
+/**
+ * The order a batch updates its issues in: by squad, by the id's status-counter shard (the last
+ * byte mod 16, as the `issue_status_counts` trigger picks it), then by status. Each update's trigger
+ * locks its shard's counter rows until commit; two batches that took them in opposite orders would
+ * deadlock (PostgreSQL then fails one after a second, and its checkouts are retried one by one).
+ */
+function counterLockOrder(results: Array<PromiseSettledResult<{ issue: Issue }>>): number[] {
+  const keys = results.map((r) => {
+    if (r.status === 'rejected') return ''
+    const { squadId, id, status } = r.value.issue
+    return `${squadId} ${String(Number.parseInt(id.slice(-2), 16) % 16).padStart(2, '0')} ${status}`
+  })
+  return keys.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b))
+}
+
+function unique<T>(xs: T[]): T[] {
+  return [...new Set(xs)]
+}
