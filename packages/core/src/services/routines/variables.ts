@@ -4,6 +4,8 @@ import type { RoutineVariable, RoutineVariableType } from '../../contracts/routi
 export type VariableValue = string | number | boolean
 export const variableNamePattern = /^[A-Za-z][A-Za-z0-9_]*$/
 export const maxVariables = 50
+/** A routine's title, before and after substituting its variables. */
+export const maxRoutineTitle = 200
 /** A `text` value is one line (it usually lands in a title); `textarea` may hold a body. */
 const maxTextLength = 1_000
 const maxTextareaLength = 100_000
