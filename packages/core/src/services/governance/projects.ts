@@ -100,9 +100,10 @@ export class ProjectService {
       let action = 'project.updated'
       if (input.pauseReason !== undefined && input.pauseReason !== current.pauseReason) {
         patch.pauseReason = input.pauseReason
-        // pausedAt marks when the current (or last) pause began: set on pausing, kept when the
-        // reason changes and when the project is unpaused.
+        // pausedAt marks when the current pause began: set on pausing, kept when the reason
+        // changes, cleared when the project is unpaused (a running project has no pause start).
         if (input.pauseReason !== null && current.pauseReason === null) patch.pausedAt = this.ctx.now()
+        if (input.pauseReason === null) patch.pausedAt = null
         if (current.pauseReason === null) action = 'project.paused'
         else if (input.pauseReason === null) action = 'project.resumed'
       }

@@ -433,8 +433,7 @@ export class BudgetService {
   }
 
   private async resumeProject(tx: StorageSession, project: Project): Promise<Project> {
-    // pausedAt is kept: it tells when the last pause began.
-    const resumed = (await tx.projects.update(project.id, { pauseReason: null }))!
+    const resumed = (await tx.projects.update(project.id, { pauseReason: null, pausedAt: null }))!
     await recordActivity(tx, budgetActor, { squadId: project.squadId, action: 'project.resumed', entityType: 'project', entityId: project.id, details: { reason: 'budget' } })
     await tx.outbox.append([projectUpsert(resumed)])
     return resumed
