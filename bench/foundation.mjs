@@ -185,5 +185,5 @@ try {
 } finally {
   rmSync(tmp, { recursive: true, force: true })
 }
-writeFileSync(join(root, 'bench/results-foundation.json'), JSON.stringify(results, null, 2) + '\n')
-log('wrote bench/results-foundation.json')
+writeFileSync(join(root, 'bench/raw/results-foundation.json'), JSON.stringify(results, null, 2) + '\n')
+log('wrote bench/raw/results-foundation.json')

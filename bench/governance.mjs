@@ -177,8 +177,8 @@ async function seedGoverned() {
   return squad
 }
 
-writeFileSync(join(root, 'bench/results-governance.json'), JSON.stringify(results, null, 2) + '\n')
-log('wrote bench/results-governance.json')
+writeFileSync(join(root, 'bench/raw/results-governance.json'), JSON.stringify(results, null, 2) + '\n')
+log('wrote bench/raw/results-governance.json')
 
 // Keep one "## Governance" section in bench/RESULTS.md, replacing an earlier one.
 const file = join(root, 'bench/RESULTS.md')

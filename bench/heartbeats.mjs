@@ -154,5 +154,5 @@ const dbUrl = url.toString()
 
 await admin.unsafe(`drop database if exists ${dbName} with (force)`)
 await admin.end()
-writeFileSync(join(root, 'bench/results-heartbeats.json'), `${JSON.stringify(results, null, 2)}\n`)
-log('written bench/results-heartbeats.json')
+writeFileSync(join(root, 'bench/raw/results-heartbeats.json'), `${JSON.stringify(results, null, 2)}\n`)
+log('written bench/raw/results-heartbeats.json')

@@ -152,7 +152,7 @@ async function measure({ tower, off, on, duration, rounds, connections, log }) {
     towerAfter: { spoolDepth: status.spoolDepth, acknowledgedCursor: reported?.acknowledgedCursor ?? null },
     runs,
   }
-  writeFileSync(join(root, `bench/results-outbox-c${connections}.json`), `${JSON.stringify(results, null, 2)}\n`)
+  writeFileSync(join(root, `bench/raw/results-outbox-c${connections}.json`), `${JSON.stringify(results, null, 2)}\n`)
   console.log('')
   console.log('| Run | mean | p50 | p99 | req/s | non-2xx |')
   console.log('|---|---|---|---|---|---|')

@@ -1,9 +1,9 @@
-// Renders bench/results-foundation.json as the "Foundation" section of bench/RESULTS.md.
+// Renders bench/raw/results-foundation.json as the "Foundation" section of bench/RESULTS.md.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { root } from './lib.mjs'
 
-const r = JSON.parse(readFileSync(join(root, 'bench/results-foundation.json'), 'utf8'))
+const r = JSON.parse(readFileSync(join(root, 'bench/raw/results-foundation.json'), 'utf8'))
 const lines = [
   '## Foundation (issue #2)',
   '',

@@ -154,5 +154,5 @@ async function seedSquad(base, i) {
   for (const n of nodes) await n.stop()
 }
 
-writeFileSync(join(root, 'bench/results-routines.json'), `${JSON.stringify(results, null, 2)}\n`)
-log('written to bench/results-routines.json')
+writeFileSync(join(root, 'bench/raw/results-routines.json'), `${JSON.stringify(results, null, 2)}\n`)
+log('written to bench/raw/results-routines.json')

@@ -100,7 +100,7 @@ try {
     load: (await import('node:os')).loadavg().map((l) => +l.toFixed(2)),
   }
   console.log(JSON.stringify(result, null, 2))
-  writeFileSync(join(root, 'bench/results-secrets.json'), `${JSON.stringify(result, null, 2)}\n`)
+  writeFileSync(join(root, 'bench/raw/results-secrets.json'), `${JSON.stringify(result, null, 2)}\n`)
 } finally {
   await instance.close()
   await admin.unsafe(`drop database if exists ${name} with (force)`)

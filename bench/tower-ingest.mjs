@@ -74,5 +74,5 @@ const results = {
   fourSenders: { p50Ms: Math.round(four[Math.floor(four.length / 2)]), maxMs: Math.round(four[four.length - 1]), factsPerSecond },
 }
 console.log(results)
-writeFileSync(join(root, 'bench/results-tower-ingest.json'), JSON.stringify(results, null, 2) + '\n')
+writeFileSync(join(root, 'bench/raw/results-tower-ingest.json'), JSON.stringify(results, null, 2) + '\n')
 await tower.close()
