@@ -68,8 +68,9 @@ export async function buildTests() {
     }
     for (const dir of codeDirs) mirror(join(ws, dir))
   }
-  // Helpers shared by the tests of several packages.
-  mirror('test-support')
+  // nodeEntry(), shared by the tests of several packages that start child processes.
+  cpSync(join(root, 'scripts/node-entry.ts'), join(testBuildDir, 'scripts/node-entry.ts'))
+  entryPoints.push(join(root, 'scripts/node-entry.ts'))
   // Files that tests read from the repository root by relative path.
   for (const name of ['docs', 'package.json', 'tsconfig.base.json']) symlinkSync(join(root, name), join(testBuildDir, name))
   await build({

@@ -10,8 +10,9 @@ import { fileURLToPath } from 'node:url'
 export function nodeEntry(entry: URL): string[] {
   const source = fileURLToPath(entry)
   const compiled = source.replace(/\.ts$/, '.js')
-  // --liftoff-only, as for the test processes (scripts/test.mjs): a child that lives seconds does
-  // not repay optimising PGlite's WebAssembly.
-  if (source.includes('/.test-build/') && existsSync(compiled)) return ['--liftoff-only', '--conditions=slaw-source', compiled]
-  return ['--liftoff-only', '--import=tsx', '--conditions=slaw-source', source]
+  // The child runs with the test process's own node flags (scripts/test.mjs sets them, e.g. V8's),
+  // apart from the loader and conditions, which are chosen here.
+  const v8 = process.execArgv.filter((flag) => !flag.startsWith('--import') && !flag.startsWith('--conditions') && !flag.startsWith('--require'))
+  if (source.includes('/.test-build/') && existsSync(compiled)) return [...v8, '--conditions=slaw-source', compiled]
+  return [...v8, '--import=tsx', '--conditions=slaw-source', source]
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 import { readStartConfig, towerClientOptions } from '@slaw/cli'
-import { nodeEntry } from '../../../test-support/node-entry.js'
+import { nodeEntry } from '../../../scripts/node-entry.js'
 
 const nodeArgs = nodeEntry(new URL('../src/bin.ts', import.meta.url))
 

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:net'
 import postgres from 'postgres'
-import { nodeEntry } from '../../../test-support/node-entry.js'
+import { nodeEntry } from '../../../scripts/node-entry.js'
 
 // `slaw start` never hangs on a bad start: it prints one line and exits non-zero, having closed
 // what it opened.

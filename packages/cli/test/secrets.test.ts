@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 import { MasterKey } from '@slaw/core'
-import { nodeEntry } from '../../../test-support/node-entry.js'
+import { nodeEntry } from '../../../scripts/node-entry.js'
 
 const nodeArgs = nodeEntry(new URL('../src/bin.ts', import.meta.url))
 const operatorKey = 'slaw_op_cli_secrets_test_0000000'

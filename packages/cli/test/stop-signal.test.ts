@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { nodeEntry } from '../../../test-support/node-entry.js'
+import { nodeEntry } from '../../../scripts/node-entry.js'
 
 // Ctrl-C on `npm start` prints "stopped" and exits 0: the first SIGINT drains, later ones are absorbed.
 const node = [process.execPath, ...nodeEntry(new URL('../src/bin.ts', import.meta.url))]

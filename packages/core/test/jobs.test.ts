@@ -7,7 +7,7 @@ import { backends, freshDatabase, testDatabaseUrl } from './helpers/backends.js'
 import { eachBackend, makeApi, operatorToken } from './helpers/instance.js'
 import { addAgent } from './helpers/fixtures.js'
 import { fakeClock, steeredAdapter } from './helpers/runs.js'
-import { nodeEntry } from '../../../test-support/node-entry.js'
+import { nodeEntry } from '../../../scripts/node-entry.js'
 
 const clock = fakeClock()
 const options: Partial<InstanceOptions> = { jobs: false, now: clock.now, adapters: [steeredAdapter('process')] }

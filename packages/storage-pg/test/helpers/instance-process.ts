@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { nodeEntry } from '../../../../test-support/node-entry.js'
+import { nodeEntry } from '../../../../scripts/node-entry.js'
 
 /** The PostgreSQL server the process suites create their databases on; unset, they are skipped. */
 export const adminUrl = process.env.SLAW_TEST_DATABASE_URL
