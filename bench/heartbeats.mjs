@@ -52,7 +52,7 @@ const dbUrl = url.toString()
       return inner.wake(input)
     },
   }
-  const instance = await createInstance({ storage: pgStorage({ url: dbUrl, max: 5 }), operatorKey, adapters: [timed], logger: false, jobs: { pollIntervalMs: 1_000 } })
+  const instance = await createInstance({ storage: pgStorage({ url: dbUrl, max: 5 }), operatorKey, adapters: [timed], masterKey: '5a'.repeat(32), logger: false, jobs: { pollIntervalMs: 1_000 } })
   const base = await instance.listen({ port: 0 })
   const call = async (method, path, body) => {
     const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) })
@@ -82,7 +82,7 @@ const dbUrl = url.toString()
 // 2. Queue throughput, two nodes -------------------------------------------------------------------
 {
   const ran = new Map()
-  const node = () => createInstance({ storage: pgStorage({ url: dbUrl, max: 8 }), operatorKey, logger: false, jobs: { concurrency: 64 }, migrate: false })
+  const node = () => createInstance({ storage: pgStorage({ url: dbUrl, max: 8 }), operatorKey, masterKey: '5a'.repeat(32), logger: false, jobs: { concurrency: 64 }, migrate: false })
   const a = await node()
   const b = await node()
   for (const n of [a, b]) n.jobs.register('bench_noop', async (job) => {
@@ -107,7 +107,7 @@ const dbUrl = url.toString()
 
 // 3. Run lists over many finished runs -------------------------------------------------------------
 {
-  const instance = await createInstance({ storage: pgStorage({ url: dbUrl, max: 5 }), operatorKey, adapters: [processAdapter()], logger: false, jobs: false, migrate: false })
+  const instance = await createInstance({ storage: pgStorage({ url: dbUrl, max: 5 }), operatorKey, adapters: [processAdapter()], masterKey: '5a'.repeat(32), logger: false, jobs: false, migrate: false })
   const inject = async (path) => {
     const t0 = performance.now()
     const res = await instance.app.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${operatorKey}` } })
@@ -127,9 +127,11 @@ const dbUrl = url.toString()
            (array['succeeded','succeeded','succeeded','failed','cancelled','timed_out'])[1 + g % 6], 'completed', ts, ts + interval '40 seconds', ts, 1000, 200, 3
       from generate_series(1, ${runCount}) g, lateral (select now() - interval '30 days' + (g * interval '30 days' / ${runCount}) as ts) t`)
   // The day rollup the run repository keeps on every status change, filled for the seeded rows.
+  // heartbeat_run_days holds append-only deltas with no unique key (migration 0005): one row per
+  // squad, day and status here, as the retention job folds past days into.
   await sql.unsafe(`insert into heartbeat_run_days (squad_id, day, status, runs)
-    select squad_id, (created_at at time zone 'UTC')::date, status, count(*) from heartbeat_runs group by 1, 2, 3
-    on conflict (squad_id, day, status) do update set runs = excluded.runs`)
+    select squad_id, (created_at at time zone 'UTC')::date, status, count(*) from heartbeat_runs
+     where squad_id = '${squad.id}' group by 1, 2, 3`)
   await sql.unsafe('analyze heartbeat_runs')
   await sql.end()
   results.seedSeconds = Math.round((performance.now() - t0) / 100) / 10
