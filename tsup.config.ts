@@ -1,5 +1,5 @@
 // One build config for every package: ESM + CJS + .d.ts, entries read from the package's own exports map.
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { defineConfig } from 'tsup'
 
@@ -7,13 +7,15 @@ const pkg = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')
   exports: Record<string, { 'slaw-source': string }>
   bin?: Record<string, string>
 }
-const entry = Object.values(pkg.exports).map((e) => e['slaw-source'])
-if (pkg.bin) entry.push('./src/bin.ts')
+const exported = Object.values(pkg.exports).map((e) => e['slaw-source'])
 
 export default defineConfig({
-  entry,
+  entry: pkg.bin ? [...exported, './src/bin.ts'] : exported,
   format: ['esm', 'cjs'],
-  dts: { compilerOptions: { customConditions: [] } },
+  // Types for what packages import; the bin is a command, not a module.
+  dts: { entry: exported, compilerOptions: { customConditions: [] } },
+  // The `bin` field points at bin.cjs: the ESM copy of the command would ship unused.
+  onSuccess: pkg.bin ? async () => rmSync(join(process.cwd(), 'dist/bin.js'), { force: true }) : undefined,
   // No source maps: dist is unminified ESM/CJS that reads like the source, and maps (with their
   // embedded sources) would more than double every tarball. See docs/packages.md.
   sourcemap: false,
