@@ -11,6 +11,9 @@ import * as commentSearch from './0009-comment-search.js'
 /**
  * Migrations in order. They are bundled (not read from disk) so the same list runs from src/,
  * dist/ESM and dist/CJS. Add a file and a line here; never edit a migration that has shipped.
+ *
+ * There is no 0008: that number was held by work that never shipped, and a number is never reused.
+ * Kysely applies migrations in name order, so a gap is harmless.
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
