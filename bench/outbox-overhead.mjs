@@ -42,7 +42,7 @@ if (serve) {
       const { towerClient } = await import('@slaw/tower-client')
       tower = towerClient({ url: towerUrl, instanceId: 'bench-on', syncSec: Number(process.env.BENCH_SYNC_SEC ?? 1), heartbeatSec: 10 })
     }
-    const instance = await createInstance({ storage: pgStorage({ url: db, max: 10 }), operatorKey, adapters: [processAdapter()], logger: false, ...(tower ? { tower } : {}) })
+    const instance = await createInstance({ storage: pgStorage({ url: db, max: 10 }), operatorKey, masterKey: '5a'.repeat(32), adapters: [processAdapter()], logger: false, ...(tower ? { tower } : {}) })
     await instance.listen({ port, host: '127.0.0.1' })
     process.on('SIGTERM', () => instance.close().then(() => process.exit(0)))
   }

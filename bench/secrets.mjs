@@ -35,7 +35,7 @@ const url = new URL(adminUrl)
 url.pathname = `/${name}`
 
 const storage = pgStorage({ url: url.toString(), max: 4 })
-const instance = await createInstance({ storage, operatorKey: 'slaw_op_bench_secrets_000000000', logger: false, jobs: false })
+const instance = await createInstance({ storage, operatorKey: 'slaw_op_bench_secrets_000000000', masterKey: '5a'.repeat(32), logger: false, jobs: false })
 try {
   const op = operatorActor()
   const squad = await instance.services.squads.create(op, { name: 'Bench' })

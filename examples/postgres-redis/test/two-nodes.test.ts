@@ -1,9 +1,11 @@
 import t from 'tap'
+import { randomBytes } from 'node:crypto'
 import type { SlawInstance } from '@slaw/core'
 import { createNode } from '../src/main.js'
 import { freshDatabase, testDatabaseUrl, testRedisUrl } from '../../../packages/core/test/helpers/backends.js'
 
 const key = 'slaw_op_two_nodes_operator_key'
+const masterKey = randomBytes(32).toString('base64')
 const skip = !testDatabaseUrl || !testRedisUrl ? 'two-node suite skipped: set SLAW_TEST_DATABASE_URL and SLAW_TEST_REDIS_URL to run it' : false
 
 /**
@@ -13,7 +15,7 @@ const skip = !testDatabaseUrl || !testRedisUrl ? 'two-node suite skipped: set SL
 t.test('checkout races across two nodes have exactly one winner', { skip }, async (t) => {
   const db = await freshDatabase()
   // Both nodes start (and migrate) at once.
-  const nodes: SlawInstance[] = await Promise.all([1, 2].map(() => createNode({ databaseUrl: db.url, redisUrl: testRedisUrl!, operatorKey: key, poolSize: 8 })))
+  const nodes: SlawInstance[] = await Promise.all([1, 2].map(() => createNode({ databaseUrl: db.url, redisUrl: testRedisUrl!, masterKey, operatorKey: key, poolSize: 8 })))
   t.teardown(async () => {
     for (const n of nodes) await n.close()
     await db.dispose()
@@ -38,4 +40,22 @@ t.test('checkout races across two nodes have exactly one winner', { skip }, asyn
     const stored = (await call(bases[(round + 1) % 2]!, 'GET', `/api/issues/${issue.id}`)).body.issue
     t.equal(stored.checkoutAgentId, winners[0]!.body.issue.checkoutAgentId, `round ${round}: both nodes agree on the owner`)
   }
+})
+
+t.test('nodes share SVC_MASTER_KEY: a secret one node stores, the other resolves; a node without a key, or with another, refuses to start', { skip }, async (t) => {
+  const db = await freshDatabase()
+  const nodes: SlawInstance[] = await Promise.all([1, 2].map(() => createNode({ databaseUrl: db.url, redisUrl: testRedisUrl!, masterKey, operatorKey: key, poolSize: 4 })))
+  t.teardown(async () => {
+    for (const n of nodes) await n.close()
+    await db.dispose()
+  })
+  const me = { type: 'system' as const, id: 'two-nodes-test' }
+  const squad = await nodes[0]!.services.squads.create(me, { name: 'Shared key' })
+  const secret = await nodes[0]!.services.secrets.create(me, squad.id, { name: 'db password', value: 'from-node-one' })
+  const resolved = await nodes[1]!.services.secrets.resolve({
+    squadId: squad.id, secretId: secret.id, version: 'latest', consumer: { type: 'routine', id: squad.id }, configPath: 'env.DB', actor: me, heartbeatRunId: null, issueId: null,
+  })
+  t.equal(resolved, 'from-node-one', 'the second node reads the first node\'s secret')
+  await t.rejects(createNode({ databaseUrl: db.url, redisUrl: testRedisUrl!, masterKey: randomBytes(32).toString('base64'), operatorKey: key, poolSize: 1 }), { name: 'MasterKeyMismatchError' })
+  await t.rejects(createNode({ databaseUrl: db.url, redisUrl: testRedisUrl!, masterKey: '', operatorKey: key, poolSize: 1 }), /SVC_MASTER_KEY/)
 })

@@ -47,10 +47,11 @@ export interface InstanceOptions {
   /**
    * The master key that encrypts local secrets and HMAC trigger secrets: SVC_MASTER_KEY's text (32
    * bytes as 64 hex digits or base64), raw bytes, a `MasterKey`, or `{ file }` (read, or generated
-   * once with mode 0600). Every node of one instance must share it. Default: `master.key` in an
-   * embedded storage's data directory; with neither (PostgreSQL, memory) a random key for this
-   * process only (not recorded, never checked). A given or file key's id is recorded in storage: a
-   * node holding another key refuses to start (`MasterKeyMismatchError`).
+   * once with mode 0600; a file open to group or others is refused). Every node of one instance
+   * must share it. Default: `master.key` in an embedded storage's data directory; a memory storage
+   * gets a random key for this process only; any other storage without one (PostgreSQL) refuses to
+   * start (`MasterKeyRequiredError`). A given or file key's id is recorded in storage: a node
+   * holding another key refuses to start (`MasterKeyMismatchError`).
    */
   masterKey?: MasterKeyOption
   /** Deadline of one secret-provider call (resolve, store, health, list). Default 10 s. */

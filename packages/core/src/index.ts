@@ -9,7 +9,10 @@ export type { LockProvider } from './contracts/lock-provider.js'
 export { LockUnavailableError } from './contracts/lock-provider.js'
 export type { SecretProvider, SecretProviderErrorCode } from './contracts/secret-provider.js'
 export { SecretProviderError } from './contracts/secret-provider.js'
-export type { AgentAdapter, AdapterWakeInput, AdapterWakeResult, AdapterUsage, RunLiveness } from './contracts/agent-adapter.js'
+export type {
+  AgentAdapter, AdapterWakeInput, AdapterWakeResult, AdapterUsage, RunLiveness, AdapterSession, AdapterWakeContext, AdapterOutputChunk,
+  AdapterEnvironmentCheck, AdapterEnvironmentReport, AdapterBillingType, CostStatus, AdapterErrorCode,
+} from './contracts/agent-adapter.js'
 export type { TowerClient, TowerClientContext, TowerMode, TowerSkillsHook, TowerStatus } from './contracts/tower-client.js'
 export type { TowerRejection } from './contracts/tower-client.js'
 export type * from './records.js'
@@ -32,7 +35,7 @@ export { slawVersion } from './version.js'
 export { outboxUpserts } from './services/audit/activity-recorder.js'
 export { costEventFact, projectUpsert } from './services/governance/governance-outbox.js'
 // Secrets: the master key's persistence and rotation, the built-in provider, binding helpers.
-export { MasterKeyMismatchError, checkMasterKey, loadMasterKey, readOrCreateKeyFile, masterKeyFileName, type LoadedMasterKey, type MasterKeyOption } from './services/secrets/master-key-loading.js'
+export { MasterKeyMismatchError, MasterKeyRequiredError, MasterKeyFileModeError, checkMasterKey, loadMasterKey, readOrCreateKeyFile, masterKeyFileName, type LoadedMasterKey, type MasterKeyOption } from './services/secrets/master-key-loading.js'
 export { encryptedColumns, registerEncryptedColumn, rotateMasterKey, type EncryptedColumn, type RotationReport } from './services/secrets/encrypted-columns.js'
 export { localEncryptedProvider, localSecretAad } from './services/secrets/local-encrypted.js'
 export type { EnvBinding, ResolveSecretInput, SecretConsumer, SecretResolver } from './services/secrets/env-bindings.js'

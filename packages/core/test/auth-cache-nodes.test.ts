@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createInstance } from '@slaw/core'
 import { pgStorage } from '@slaw/storage-pg'
-import { makeApi, operatorToken, testAdapters } from './helpers/instance.js'
+import { makeApi, operatorToken, testAdapters, testMasterKey } from './helpers/instance.js'
 import { freshDatabase, testDatabaseUrl } from './helpers/backends.js'
 
 // docs/authorization.md: a key revoked on one node stops working on every other node within 2 s
@@ -11,7 +11,7 @@ t.test('a key revoked on node A is refused on node B within the 2 s bound', { sk
   const db = await freshDatabase()
   let nowMs = Date.parse('2026-01-01T00:00:00.000Z')
   const clock = () => new Date(nowMs)
-  const make = () => createInstance({ storage: pgStorage({ url: db.url, max: 3 }), operatorKey: operatorToken, adapters: testAdapters, logger: false, jobs: false, now: clock })
+  const make = () => createInstance({ storage: pgStorage({ url: db.url, max: 3 }), operatorKey: operatorToken, masterKey: testMasterKey, adapters: testAdapters, logger: false, jobs: false, now: clock })
   const a = await makeApi(await make(), 'postgres')
   const b = await makeApi(await make(), 'postgres')
   t.teardown(async () => {

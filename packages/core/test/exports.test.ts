@@ -7,7 +7,7 @@ import t, { type Test } from 'tap'
 import { pgStorage } from '@slaw/storage-pg'
 import { createInstance, uuidv7, type SlawInstance, type TowerClient } from '@slaw/core'
 import { freshDatabase, testDatabaseUrl } from './helpers/backends.js'
-import { eachBackend, makeApi, operatorToken, testAdapters, type TestApi } from './helpers/instance.js'
+import { eachBackend, makeApi, operatorToken, testAdapters, type TestApi, testMasterKey } from './helpers/instance.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -505,7 +505,7 @@ t.test('export jobs are claimed once with two nodes on one PostgreSQL database',
   const storages = [pgStorage({ url: db.url, max: 4 }), pgStorage({ url: db.url, max: 4 })]
   const nodes: SlawInstance[] = []
   for (const storage of storages) {
-    nodes.push(await createInstance({ storage, operatorKey: operatorToken, adapters: testAdapters, logger: false, jobs: { pollIntervalMs: 20 } }))
+    nodes.push(await createInstance({ storage, operatorKey: operatorToken, masterKey: testMasterKey, adapters: testAdapters, logger: false, jobs: { pollIntervalMs: 20 } }))
   }
   t.teardown(async () => {
     // JobRunner.stop() does not wait for a claim already in flight; closing the pool under it can

@@ -46,7 +46,7 @@ t.test('a node without jobs, and unreachable Redis: degraded parts, still 200', 
 
 t.test('storage down: 503 database_unavailable with the parts; back: 200', { skip: testDatabaseUrl ? false : 'set SLAW_TEST_DATABASE_URL' }, async (t) => {
   const db = await freshDatabase()
-  const instance = await createInstance({ storage: pgStorage({ url: db.url, max: 2 }), operatorKey, logger: false })
+  const instance = await createInstance({ storage: pgStorage({ url: db.url, max: 2 }), operatorKey, masterKey: '5a'.repeat(32), logger: false })
   const admin = postgres(testDatabaseUrl!, { max: 1, onnotice: () => undefined })
   const name = new URL(db.url).pathname.slice(1)
   t.teardown(async () => {

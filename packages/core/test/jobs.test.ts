@@ -4,7 +4,7 @@ import postgres from 'postgres'
 import { createInstance, JobRejected, queueWake, uuidv7, type InstanceOptions } from '@slaw/core'
 import { pgStorage } from '@slaw/storage-pg'
 import { backends, freshDatabase, testDatabaseUrl } from './helpers/backends.js'
-import { eachBackend, makeApi, operatorToken } from './helpers/instance.js'
+import { eachBackend, makeApi, operatorToken, testMasterKey } from './helpers/instance.js'
 import { addAgent } from './helpers/fixtures.js'
 import { fakeClock, steeredAdapter } from './helpers/runs.js'
 import { nodeEntry } from '../../../scripts/node-entry.js'
@@ -93,7 +93,7 @@ t.test('two nodes race to claim 200 queued wakes: each run exactly once [postgre
     }
     return a
   }
-  const common = { operatorKey: operatorToken, logger: false, jobs: false as const, runs: { maxConcurrentRunsPerAgent: 1_000 } }
+  const common = { operatorKey: operatorToken, masterKey: testMasterKey, logger: false, jobs: false as const, runs: { maxConcurrentRunsPerAgent: 1_000 } }
   const nodeA = await createInstance({ ...common, storage: pgStorage({ url: db.url, max: 4 }), adapters: [counting()] })
   const nodeB = await createInstance({ ...common, storage: pgStorage({ url: db.url, max: 4 }), adapters: [counting()] })
   t.teardown(async () => {
@@ -121,7 +121,7 @@ t.test('two nodes race to claim 200 queued wakes: each run exactly once [postgre
 t.test('a node killed with SIGKILL mid-run: the run ends timed_out with node_lost [postgres]', testDatabaseUrl ? {} : { skip: 'set SLAW_TEST_DATABASE_URL' }, async (t) => {
   const db = await freshDatabase()
   const survivorClock = fakeClock()
-  const survivor = await createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, logger: false, jobs: false, now: survivorClock.now, adapters: [steeredAdapter('process')] })
+  const survivor = await createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, masterKey: testMasterKey, logger: false, jobs: false, now: survivorClock.now, adapters: [steeredAdapter('process')] })
   const child = spawn(process.execPath, [...nodeEntry(new URL('./helpers/run-node.ts', import.meta.url)), db.url], { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(async () => {
     child.kill('SIGKILL')

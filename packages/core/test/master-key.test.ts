@@ -1,14 +1,14 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { sql, type Kysely } from 'kysely'
 import {
-  MasterKey, MasterKeyMismatchError, createInstance, localEncryptedProvider, readOrCreateKeyFile, registerEncryptedColumn, rotateMasterKey,
+  MasterKey, MasterKeyFileModeError, MasterKeyMismatchError, MasterKeyRequiredError, createInstance, localEncryptedProvider, readOrCreateKeyFile, registerEncryptedColumn, rotateMasterKey,
   type InstanceOptions, type SlawInstance, type Storage,
 } from '@slaw/core'
 import { pgStorage } from '@slaw/storage-pg'
-import { pgliteStorage } from '@slaw/storage-pg/pglite'
+import { openPglite, pgliteStorage } from '@slaw/storage-pg/pglite'
 import { freshDatabase, testDatabaseUrl } from './helpers/backends.js'
 import { makeApi, operatorToken, testAdapters } from './helpers/instance.js'
 
@@ -159,15 +159,55 @@ t.test('embedded storage on disk: the key is generated into the data dir and reu
   await instance.close()
 })
 
-t.test('keyless processes sharing one PostgreSQL database: a process-only key is neither recorded nor refused', testDatabaseUrl ? {} : { skip: 'set SLAW_TEST_DATABASE_URL' }, async (t) => {
+t.test('PostgreSQL without a master key refuses to start, naming masterKey and SVC_MASTER_KEY (a random key would lose every secret at restart)', testDatabaseUrl ? {} : { skip: 'set SLAW_TEST_DATABASE_URL' }, async (t) => {
   const db = await freshDatabase()
   t.teardown(() => db.dispose())
-  const a = await boot(pgStorage({ url: db.url, max: 2 }))
-  const b = await boot(pgStorage({ url: db.url, max: 2 }))
-  t.equal(await a.storage.secrets.getMasterKeyId(), undefined, 'nothing recorded')
-  await b.close()
-  await a.close()
-  const keyed = await boot(pgStorage({ url: db.url, max: 2 }), { masterKey: MasterKey.generate() })
-  t.ok(await keyed.storage.secrets.getMasterKeyId(), 'a given key is recorded on its first start')
-  await keyed.close()
+  const storage = pgStorage({ url: db.url, max: 2 })
+  t.teardown(() => storage.close())
+  const refused = await boot(storage).then(
+    () => undefined,
+    (err: unknown) => err,
+  )
+  t.type(refused, MasterKeyRequiredError)
+  t.match((refused as Error).message, /masterKey/)
+  t.match((refused as Error).message, /SVC_MASTER_KEY/)
+  t.equal(await storage.secrets.getMasterKeyId().catch(() => undefined), undefined, 'nothing recorded')
+  // With a key, the same database starts and keeps a secret across a restart.
+  const key = MasterKey.generate()
+  let instance = await boot(pgStorage({ url: db.url, max: 2 }), { masterKey: key })
+  const api = await makeApi(instance, 'postgres')
+  const s = await api.seed('Keyed PG')
+  const secret = (await api.call('POST', `/api/squads/${s.squadId}/secrets`, { name: 'token', value: 'survives' })).body.secret
+  await instance.close()
+  instance = await boot(pgStorage({ url: db.url, max: 2 }), { masterKey: key.toBase64() })
+  t.equal(await instance.services.secrets.resolve(resolveInput(s.squadId, secret.id)), 'survives', 'the restarted node reads it')
+  await instance.close()
+})
+
+t.test('a storage that does not say it is in memory (a PGlite on disk passed as a client) refuses to start without a key', async (t) => {
+  const dir = await tempDir(t)
+  const pg = await openPglite({ dataDir: dir })
+  t.teardown(() => pg.close())
+  await t.rejects(boot(await pgliteStorage({ client: pg })), MasterKeyRequiredError)
+  // memory:// keeps the process-only key (tests, throwaway instances).
+  const mem = await pgliteStorage({ dataDir: 'memory://' })
+  const instance = await boot(mem)
+  await instance.close()
+})
+
+t.test('a master.key open to group or others refuses to start, naming the file and chmod 600', { skip: process.platform === 'win32' ? 'POSIX modes' : undefined }, async (t) => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'master.key')
+  await writeFile(file, `${MasterKey.generate().toBase64()}\n`, { mode: 0o644 })
+  await chmod(file, 0o644)
+  const err = await readOrCreateKeyFile(file).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  t.type(err, MasterKeyFileModeError)
+  t.match((err as Error).message, file)
+  t.match((err as Error).message, /chmod 600/)
+  await t.rejects(boot(await pgliteStorage({ dataDir: 'memory://' }), { masterKey: { file } }), MasterKeyFileModeError)
+  await chmod(file, 0o600)
+  t.ok(await readOrCreateKeyFile(file), 'read once it is 0600')
 })

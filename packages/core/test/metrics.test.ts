@@ -3,7 +3,7 @@ import { createInstance } from '@slaw/core'
 import { towerClient } from '@slaw/tower-client'
 import { pgStorage } from '@slaw/storage-pg'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
-import { makeApi, operatorToken, testAdapters } from './helpers/instance.js'
+import { makeApi, operatorToken, testAdapters, testMasterKey } from './helpers/instance.js'
 import { freshDatabase, testDatabaseUrl } from './helpers/backends.js'
 import { addAgent } from './helpers/fixtures.js'
 
@@ -48,7 +48,7 @@ t.test('GET /metrics on the API port: Operator key, Prometheus text, the figures
 
 t.test('a separate metrics port, without a key; pool use on PostgreSQL', { skip: testDatabaseUrl ? false : 'set SLAW_TEST_DATABASE_URL' }, async (t) => {
   const db = await freshDatabase()
-  const instance = await createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, logger: false, metrics: { port: 0 } })
+  const instance = await createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, masterKey: testMasterKey, logger: false, metrics: { port: 0 } })
   t.teardown(async () => {
     await instance.close()
     await db.dispose()

@@ -2,7 +2,7 @@ import t from 'tap'
 import { createInstance, type SlawInstance } from '@slaw/core'
 import { pgStorage } from '@slaw/storage-pg'
 import { backends, freshDatabase, testDatabaseUrl } from './helpers/backends.js'
-import { makeApi, operatorToken, testAdapters } from './helpers/instance.js'
+import { makeApi, operatorToken, testAdapters, testMasterKey } from './helpers/instance.js'
 import { drain, runsOf, scheduled } from './helpers/routines.js'
 
 /** The test clock: schedules are computed and claimed against it, so no test waits for real time. */
@@ -14,7 +14,7 @@ t.test('schedules: two nodes on one PostgreSQL database fire each due time once'
   const db = await freshDatabase()
   const nodes: SlawInstance[] = []
   for (let i = 0; i < 2; i++) {
-    nodes.push(await createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, adapters: testAdapters, logger: false, jobs: false, now: () => clock.now }))
+    nodes.push(await createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, masterKey: testMasterKey, adapters: testAdapters, logger: false, jobs: false, now: () => clock.now }))
   }
   t.teardown(async () => {
     for (const n of nodes) await n.close()

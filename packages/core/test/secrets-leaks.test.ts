@@ -4,7 +4,7 @@ import pino from 'pino'
 import { sql, type Kysely } from 'kysely'
 import { createInstance, registerBindingSource, SecretProviderError, type SecretProvider } from '@slaw/core'
 import { backends } from './helpers/backends.js'
-import { makeApi, operatorToken, testAdapters } from './helpers/instance.js'
+import { makeApi, operatorToken, testAdapters, testMasterKey } from './helpers/instance.js'
 
 // Tables standing in for the runs' and routines' own (agents.adapter_config, routines.env): usage
 // reads bindings through the same registry, whatever module owns the table.
@@ -41,7 +41,7 @@ for (const backend of backends) {
       },
     })
     const { storage, dispose } = await backend.create()
-    const instance = await createInstance({ storage, operatorKey: operatorToken, adapters: testAdapters, logger: pino({ level: 'trace' }, sink), secretProviders: [remote] })
+    const instance = await createInstance({ storage, operatorKey: operatorToken, masterKey: testMasterKey, adapters: testAdapters, logger: pino({ level: 'trace' }, sink), secretProviders: [remote] })
     t.teardown(async () => {
       await instance.close()
       await dispose()

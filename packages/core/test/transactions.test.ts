@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createInstance, type Storage, type StorageSession } from '@slaw/core'
 import { backends } from './helpers/backends.js'
-import { makeApi, operatorToken, testAdapters, type TestApi } from './helpers/instance.js'
+import { makeApi, operatorToken, testAdapters, type TestApi, testMasterKey } from './helpers/instance.js'
 import { addIssue, isError } from './helpers/fixtures.js'
 
 /**
@@ -54,7 +54,7 @@ for (const backend of backends) {
   t.test(`transactions: a failure mid-write leaves nothing half-written [${backend.name}]`, backend.skip ? { skip: backend.skip } : {}, async (t) => {
     const { storage: real, dispose } = await backend.create()
     const fault = faulty(real)
-    const instance = await createInstance({ storage: fault.storage, operatorKey: operatorToken, adapters: testAdapters, logger: false })
+    const instance = await createInstance({ storage: fault.storage, operatorKey: operatorToken, masterKey: testMasterKey, adapters: testAdapters, logger: false })
     t.teardown(async () => {
       await instance.close()
       await dispose()

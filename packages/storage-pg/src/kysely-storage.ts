@@ -65,6 +65,8 @@ export interface KyselyStorageOptions {
   onClose?: () => Promise<void>
   /** The on-disk data directory of an embedded database (see `Storage.dataDir`). */
   dataDir?: string
+  /** The data lives in this process only (see `Storage.inMemory`). */
+  inMemory?: boolean
   /** Pool use, when the dialect knows it. */
   poolStats?: () => { max: number; inUse: number }
 }
@@ -77,6 +79,7 @@ export interface KyselyStorageOptions {
 export class KyselyStorage implements Storage {
   readonly name: string
   readonly dataDir: string | undefined
+  readonly inMemory: boolean
   readonly db: Db
   /**
    * The open transaction of the current async context. Work started inside a transaction (a timer,
@@ -94,6 +97,7 @@ export class KyselyStorage implements Storage {
   constructor(options: KyselyStorageOptions) {
     this.name = options.name
     this.dataDir = options.dataDir
+    this.inMemory = options.inMemory === true
     this.dialect = options.dialect
     // Columns are mapped to camelCase; jsonb values (activity details, payloads, permissions) are
     // user data and keep their keys exactly as written (`api_key` must not come back as `apiKey`).

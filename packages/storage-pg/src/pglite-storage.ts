@@ -94,9 +94,12 @@ export async function openPglite(options: Omit<PgliteStorageOptions, 'client'> =
 export async function pgliteStorage(options: PgliteStorageOptions = {}): Promise<Storage & { readonly db: KyselyStorage['db'] }> {
   if (options.client) {
     const { KyselyStorage } = await loadKyselyStorage()
-    return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(options.client) })
+    // A PGlite without a data directory (or with memory://) keeps its data in this process only.
+    const clientDir = options.client.dataDir
+    const inMemory = !clientDir || clientDir.startsWith('memory://')
+    return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(options.client), inMemory })
   }
   const dataDir = options.dataDir ?? './.slaw'
   const [pg, { KyselyStorage }] = await Promise.all([openPglite(options), loadKyselyStorage()])
-  return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg), onClose: () => pg.close(), ...(dataDir === 'memory://' ? {} : { dataDir }) })
+  return new KyselyStorage({ name: 'pglite', dialect: new PGliteDialect(pg), onClose: () => pg.close(), ...(dataDir === 'memory://' ? { inMemory: true } : { dataDir }) })
 }

@@ -10,7 +10,7 @@ import type { SkillRepository } from './skills.js'
 export type * from './skills.js'
 import type { TowerStateRepository } from './tower-state.js'
 export type * from './tower-state.js'
-import type { RoutineRepository } from './routines.js'
+import type { RoutineRepository, RoutineRunEnv } from './routines.js'
 export type * from './routines.js'
 import type { SecretRepository } from './secrets.js'
 export type * from './secrets.js'
@@ -36,6 +36,12 @@ export interface Storage extends StorageSession {
    * keeps a generated master key there when none is given. Absent for servers and memory stores.
    */
   readonly dataDir?: string
+  /**
+   * True when the data lives in this process only (PGlite `memory://`): nothing encrypted can
+   * outlive the process, so createInstance may use a random master key. Anything else (a server,
+   * a directory, a storage that does not say) needs a master key that outlives the process.
+   */
+  readonly inMemory?: boolean
   /** Brings the schema up to date. Safe to call from several nodes at once. */
   migrate(): Promise<void>
   /**
@@ -492,4 +498,6 @@ export interface HeartbeatRunRepository {
 export interface RoutineEnvRepository {
   /** The routine's env bindings for a routine run, or null when the run or its env is absent. */
   envForRun(routineRunId: string): Promise<Record<string, EnvBinding> | null>
+  /** The same with who wrote the env and who the run was for (the run engine's trust rules). */
+  runEnv(routineRunId: string): Promise<RoutineRunEnv | null>
 }

@@ -3,6 +3,8 @@ import { createInstance, type AgentAdapter, type InstanceOptions, type SlawInsta
 import { backends, type Backend } from './backends.js'
 
 export const operatorToken = 'slaw_op_test_operator_token_0123456789'
+/** One master key for every test instance: PostgreSQL refuses to start without one, and nodes sharing a database must share it. */
+export const testMasterKey = '5a'.repeat(32)
 
 /** An adapter that accepts every wake; enough for agents to be created in tests. */
 export const testAdapters: AgentAdapter[] = [
@@ -65,7 +67,7 @@ export function eachBackend(
   for (const backend of backends) {
     t.test(`${name} [${backend.name}]`, backend.skip ? { skip: backend.skip } : {}, async (t) => {
       const { storage, dispose } = await backend.create()
-      const instance = await createInstance({ storage, operatorKey: operatorToken, adapters: testAdapters, logger: false, ...(typeof options === 'function' ? options() : options) })
+      const instance = await createInstance({ storage, operatorKey: operatorToken, masterKey: testMasterKey, adapters: testAdapters, logger: false, ...(typeof options === 'function' ? options() : options) })
       t.teardown(async () => {
         await instance.close()
         await dispose()

@@ -26,6 +26,16 @@ export class MasterKeyMismatchError extends Error {
   }
 }
 
+/** Thrown at start when the master key file is open to its group or to others. */
+export class MasterKeyFileModeError extends Error {
+  constructor(readonly file: string) {
+    super(
+      `The master key file ${file} is readable or writable by its group or others; run \`chmod 600 ${file}\` (and rotate the key with \`slaw secrets rotate-master-key\` if someone else may have read it).`,
+    )
+    this.name = 'MasterKeyFileModeError'
+  }
+}
+
 export interface LoadedMasterKey {
   key: MasterKey
   /** `given`: passed in; `file`: read from or generated into a key file; `ephemeral`: random, this process only. */
@@ -35,8 +45,8 @@ export interface LoadedMasterKey {
 
 /**
  * Picks the master key: the option when given; else a key file in the storage's data directory
- * (embedded PGlite on disk); else a random key for this process only (memory stores, tests), which
- * `checkMasterKey` refuses when the storage already holds data under another key.
+ * (embedded PGlite on disk); else, on a memory storage only, a random key for this process.
+ * Any other storage without a key throws `MasterKeyRequiredError`.
  */
 export async function loadMasterKey(option: MasterKeyOption | undefined, storage: Storage, log: Logger): Promise<LoadedMasterKey> {
   if (option instanceof MasterKey) return { key: option, source: 'given' }
@@ -44,8 +54,21 @@ export async function loadMasterKey(option: MasterKeyOption | undefined, storage
   if (option instanceof Uint8Array) return { key: MasterKey.fromBytes(option), source: 'given' }
   const file = option?.file ?? (storage.dataDir ? join(storage.dataDir, masterKeyFileName) : undefined)
   if (file) return { key: await readOrCreateKeyFile(file, log), source: 'file', file }
-  log.warn('No master key given and no data directory: using a random master key for this process only (pass masterKey or set SVC_MASTER_KEY to keep encrypted values across restarts).')
+  // A random key is only safe where the data dies with the process too: on a storage that outlives
+  // it, everything encrypted under that key (local secrets, HMAC and webhook secrets) would be lost
+  // at the next restart and unreadable by every other node.
+  if (storage.inMemory !== true) throw new MasterKeyRequiredError(storage.name)
   return { key: MasterKey.generate(), source: 'ephemeral' }
+}
+
+/** Thrown at start when a storage that outlives the process is given no master key. */
+export class MasterKeyRequiredError extends Error {
+  constructor(readonly storageName: string) {
+    super(
+      `No master key: storage "${storageName}" outlives this process, and a random key would lose every encrypted value at the next restart; pass createInstance({ masterKey }) (or { masterKey: { file } }), or set SVC_MASTER_KEY (the same key on every node).`,
+    )
+    this.name = 'MasterKeyRequiredError'
+  }
 }
 
 /**
@@ -54,7 +77,7 @@ export async function loadMasterKey(option: MasterKeyOption | undefined, storage
  */
 export async function readOrCreateKeyFile(file: string, log?: Logger): Promise<MasterKey> {
   try {
-    return await readKeyFile(file, log)
+    return await readKeyFile(file)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
@@ -73,16 +96,16 @@ export async function readOrCreateKeyFile(file: string, log?: Logger): Promise<M
     log?.warn({ file, keyId: key.keyId }, 'Generated a master key into the data directory (mode 0600); back it up: encrypted secrets cannot be read without it.')
     return key
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readKeyFile(file, log)
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readKeyFile(file)
     throw err
   }
 }
 
-async function readKeyFile(file: string, log?: Logger): Promise<MasterKey> {
+async function readKeyFile(file: string): Promise<MasterKey> {
+  // Refused rather than silently narrowed: a key others could read may already be copied, which
+  // only its owner can judge (chmod 600, and rotate the key if it may have leaked).
+  if (process.platform !== 'win32' && ((await stat(file)).mode & 0o077) !== 0) throw new MasterKeyFileModeError(file)
   const text = await readFile(file, 'utf8')
-  if (process.platform !== 'win32' && ((await stat(file)).mode & 0o077) !== 0) {
-    log?.warn({ file }, 'The master key file is readable by other users; chmod 600 it.')
-  }
   try {
     return MasterKey.parse(text)
   } catch {
