@@ -8,6 +8,8 @@ import { pgStorage } from '@slaw/storage-pg'
 import { createInstance, uuidv7, type SlawInstance, type TowerClient } from '@slaw/core'
 import { freshDatabase, testDatabaseUrl } from './helpers/backends.js'
 import { eachBackend, makeApi, operatorToken, testAdapters, type TestApi, testMasterKey } from './helpers/instance.js'
+import { processAdapter } from '@slaw/adapters'
+import { steeredAdapter } from './helpers/runs.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -554,3 +556,35 @@ async function allPublished(api: TestApi): Promise<string> {
     await sleep(10)
   }
 }
+
+eachBackend(
+  t,
+  'an imported agent whose adapter needs config is flagged in the preview and the result',
+  async (t, api) => {
+    const target = await api.seed('Needs Config')
+    const dir = await tempDir(t)
+    const file = join(dir, 'bundle.json')
+    const agent = { title: null, reportsTo: null, desiredSkills: [], prompt: null }
+    await writeFile(
+      file,
+      JSON.stringify({
+        format: 'slaw.squad-export',
+        version: 1,
+        exportedAt: new Date().toISOString(),
+        agents: [
+          { ...agent, name: 'runner', role: 'engineer', adapterType: 'process' },
+          { ...agent, name: 'free', role: 'engineer', adapterType: 'steered' },
+        ],
+      }),
+    )
+    const url = `/api/squads/${target.squadId}/imports`
+    const preview = (await post(api, `${url}/preview`, { source: file })).preview
+    const runner = preview.added.find((x: any) => x.name === 'runner')
+    t.equal(runner.needsAdapterConfig, true, 'the process agent needs a command')
+    t.match(runner.message, /adapterConfig.*\/command/, 'the message names what is missing')
+    t.equal(preview.added.find((x: any) => x.name === 'free').needsAdapterConfig, undefined, 'an adapter that takes any config is not flagged')
+    const result = (await post(api, `${url}/apply`, { source: file })).result
+    t.equal(result.added.find((x: any) => x.name === 'runner').needsAdapterConfig, true, 'the result says the same')
+  },
+  () => ({ adapters: [processAdapter(), steeredAdapter('steered')] }),
+)

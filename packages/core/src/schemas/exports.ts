@@ -158,8 +158,10 @@ export const ImportItemSchema = Type.Object({
   adapterType: Type.Optional(Type.String()),
   reportsTo: Type.Optional(Type.String()),
   assignee: Type.Optional(Type.String()),
-  /** Why a skill cannot be written here (the first rule it breaks). */
+  /** Why a skill cannot be written here (the first rule it breaks); for an agent, what its adapterConfig lacks. */
   message: Type.Optional(Type.String()),
+  /** An added agent whose adapter needs config that a bundle never carries: it cannot be woken until an Operator sets `adapterConfig`. */
+  needsAdapterConfig: Type.Optional(Type.Boolean()),
 })
 export type ImportItem = Static<typeof ImportItemSchema>
 

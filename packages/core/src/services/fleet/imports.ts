@@ -298,6 +298,13 @@ export class ImportService {
       taken.add(name)
       reserved.add(name)
       const item: ImportItem = name === bundleName ? { type: 'agent', name: bundleName } : { type: 'agent', name: bundleName, as: name }
+      // A bundle never carries adapterConfig (it may hold paths and bindings of another host): say
+      // which agents cannot be woken until an Operator sets one.
+      const configProblems = this.ctx.adapters.get(source.adapterType)!.validateConfig?.({}) ?? []
+      if (configProblems.length) {
+        item.needsAdapterConfig = true
+        item.message = `set adapterConfig before waking it (${source.adapterType}: ${configProblems.map((d) => `${d.path} ${d.message}`).join('; ')})`
+      }
       const plan: AgentPlan = { source, name, reportsTo: null, item }
       planned.set(bundleName, plan)
       agentPlans.push(plan)
