@@ -3,8 +3,10 @@
 // of its process tree is summed (the server and any children; there is no npm wrapper here). Every
 // server is stopped by this script, and the whole run is bounded in time.
 //
-//   node bench/idle-memory.mjs [pg] [pglite-disk] [memory] [--runs N] [--idle-ms MS]
+//   node bench/idle-memory.mjs [pg] [pglite-disk] [memory] [--runs N] [--idle-ms MS] [--smoke]
 //
+// --smoke (or BENCH_SMOKE=1): one run of each backend, 500 ms idle; without backends named, PGlite
+// on disk and memory://, and PostgreSQL too when BENCH_PG_URL is set. Its databases are dropped.
 // pg needs a PostgreSQL where BENCH_PG_URL's user may create databases (default
 // postgres://postgres@127.0.0.1:5432/postgres); a fresh database is made for every run.
 // pglite-disk measures the second start on a data dir (a restart): the first start creates it.
@@ -13,23 +15,23 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startSlaw, freshDb, machine } from './lib.mjs'
+import { startSlaw, freshDb, dropFreshDbs, freePort, machine, smoke } from './lib.mjs'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { runs: { type: 'string', default: '3' }, 'idle-ms': { type: 'string', default: '10000' } },
+  options: { runs: { type: 'string', default: '3' }, 'idle-ms': { type: 'string', default: '10000' }, smoke: { type: 'boolean' } },
 })
-const runs = Number(values.runs)
-const idleMs = Number(values['idle-ms'])
-const backends = positionals.length ? positionals : ['pg', 'pglite-disk', 'memory']
-const port = 3190
+const runs = smoke ? 1 : Number(values.runs)
+const idleMs = smoke ? 500 : Number(values['idle-ms'])
+const backends = positionals.length ? positionals : smoke ? ['pglite-disk', 'memory', ...(process.env.BENCH_PG_URL ? ['pg'] : [])] : ['pg', 'pglite-disk', 'memory']
+const port = await freePort()
 
 // Nothing here may outlive a bounded run: a hung start or stop ends the script.
 const deadline = setTimeout(() => {
-  console.error('idle-memory: took longer than 10 minutes, giving up')
+  console.error(`idle-memory: took longer than ${smoke ? 2 : 10} minutes, giving up`)
   for (const child of live) child.kill('SIGKILL')
   process.exit(1)
-}, 10 * 60_000)
+}, (smoke ? 2 : 10) * 60_000)
 deadline.unref()
 const live = new Set()
 
@@ -107,3 +109,4 @@ for (const backend of backends) {
     console.log(`${backend}\trun ${run}\tRSS ${mb(result.rss)} MB\tanon ${mb(result.anon)} MB\tfile ${mb(result.file)} MB\tprocesses ${result.processes}\tstart ${result.startMs} ms`)
   }
 }
+if (smoke) await dropFreshDbs()

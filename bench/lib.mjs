@@ -1,7 +1,9 @@
-// Shared helpers for the benchmarks: start servers, wait for health, run autocannon, seed over HTTP.
+// Shared helpers for the benchmarks: start servers, wait for health, run autocannon, seed over HTTP,
+// scratch databases, free ports, smoke mode and where raw results go (bench/README.md).
 import { spawn } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { createServer } from 'node:net'
 import autocannon from 'autocannon'
 import postgres from 'postgres'
 import { dirname, join } from 'node:path'
@@ -9,6 +11,42 @@ import { fileURLToPath } from 'node:url'
 import os from 'node:os'
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+/**
+ * Smoke mode (`--smoke` or BENCH_SMOKE=1): tiny sizes, about a second of load per step, raw results
+ * written to the temp dir instead of bench/raw/, scratch databases dropped at the end, and nothing
+ * loaded but 127.0.0.1. It checks that a script still runs end to end, not how fast anything is.
+ * Children started by a script inherit it through BENCH_SMOKE.
+ */
+export const smoke = process.argv.includes('--smoke') || process.env.BENCH_SMOKE === '1'
+if (smoke) process.env.BENCH_SMOKE = '1'
+
+/** A size: the environment's NAME (or `full`) in a real run, always `tiny` in smoke mode. */
+export function size(name, full, tiny) {
+  return smoke ? tiny : Number(process.env[name] ?? full)
+}
+
+/** Writes a raw result as JSON to bench/raw/<file> (smoke mode: the temp dir); returns the path. */
+export function writeResult(file, value) {
+  const dir = smoke ? join(os.tmpdir(), 'slaw-bench-smoke') : join(root, 'bench/raw')
+  mkdirSync(dir, { recursive: true })
+  const path = join(dir, file)
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`)
+  return path
+}
+
+/** A free TCP port on 127.0.0.1 (asked of the kernel, then released). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
 // SLAW_CLI: another checkout's built CLI, to measure two versions with the same script.
 export const cli = process.env.SLAW_CLI ?? join(root, 'packages/cli/dist/bin.cjs')
 export const operatorKey = 'slaw_op_bench_operator_key_0000'
@@ -70,9 +108,9 @@ export function rssMb(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024
 }
 
-/** Runs autocannon; returns requests/s (mean), latency p50/p99 (ms) and non-2xx count. */
+/** Runs autocannon; returns requests/s (mean), latency p50/p99 (ms) and non-2xx count (smoke: ≤ 4 connections, 1 s). */
 export async function load(opts) {
-  const result = await autocannon({ connections: 50, duration: 10, ...opts })
+  const result = await autocannon({ connections: 50, duration: 10, ...opts, ...(smoke ? { connections: Math.min(opts.connections ?? 4, 4), duration: Math.min(opts.duration ?? 1, 1) } : {}) })
   return {
     rps: Math.round(result.requests.average),
     p50: result.latency.p50,
@@ -96,13 +134,37 @@ export async function api(base, method, path, body, token = operatorKey) {
 /** The admin URL the benchmarks create their databases with (BENCH_PG_URL). */
 export const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
-/** Drops and creates database `name` on the admin URL's server; returns its URL. */
+/**
+ * A benchmark database's name: `name`, plus BENCH_DB_SUFFIX when set (bench/smoke.mjs sets one per
+ * run, so parallel runs never share a database and it can drop whatever a run left), and in smoke
+ * mode without one a suffix of this process's id.
+ */
+export function dbName(name) {
+  return `${name}${process.env.BENCH_DB_SUFFIX ?? (smoke ? `_smoke_${process.pid}` : '')}`
+}
+
+const created = new Set()
+
+/** Drops and creates database dbName(`name`) on the admin URL's server; returns its URL. */
 export async function freshDb(name, base = adminUrl) {
+  const host = new URL(base).hostname
+  if (smoke && !['127.0.0.1', 'localhost', '::1', '[::1]'].includes(host)) throw new Error(`smoke mode loads only 127.0.0.1, not ${host}`)
+  const db = dbName(name)
   const admin = postgres(base, { max: 1, onnotice: () => {} })
-  await admin.unsafe(`drop database if exists ${name} with (force)`)
-  await admin.unsafe(`create database ${name}`)
+  await admin.unsafe(`drop database if exists ${db} with (force)`)
+  await admin.unsafe(`create database ${db}`)
   await admin.end()
+  created.add(db)
   const u = new URL(base)
-  u.pathname = `/${name}`
+  u.pathname = `/${db}`
   return u.toString()
+}
+
+/** Drops every database freshDb made in this process (smoke runs end with it). */
+export async function dropFreshDbs(base = adminUrl) {
+  if (!created.size) return
+  const admin = postgres(base, { max: 1, onnotice: () => {} })
+  for (const db of created) await admin.unsafe(`drop database if exists ${db} with (force)`)
+  created.clear()
+  await admin.end()
 }

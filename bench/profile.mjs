@@ -11,25 +11,26 @@
 // on disk (SVC_DATA_DIR in a temp dir) instead of memory://. PROFILE_SECONDS (10),
 // PROFILE_CONNECTIONS (10), PROFILE_TOP (40). The .cpuprofile is kept (path printed) for DevTools.
 // PROFILE_OFF=1 measures the same scenario without the profiler (throughput and latency only).
-// PROFILE_NODE_FLAGS passes node flags to the server.
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+// PROFILE_NODE_FLAGS passes node flags to the server. --smoke (or BENCH_SMOKE=1): 1 s at 2
+// connections, and the temp dir with the profile is removed.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import autocannon from 'autocannon'
 import postgres from 'postgres'
-import { cli, npmStartEnv, operatorKey, stop, waitHealthy } from './lib.mjs'
+import { cli, freePort, npmStartEnv, operatorKey, smoke, stop, waitHealthy } from './lib.mjs'
 import { bumpCounterSql, seedIssuesSql } from './seed.mjs'
 
-const scenario = process.argv[2] ?? 'cost_event'
-const seconds = Number(process.env.PROFILE_SECONDS ?? 10)
-const connections = Number(process.env.PROFILE_CONNECTIONS ?? 10)
-const top = Number(process.env.PROFILE_TOP ?? 40)
-const port = 3400 + Math.floor(Math.random() * 500)
+const scenario = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'cost_event'
+const seconds = smoke ? 1 : Number(process.env.PROFILE_SECONDS ?? 10)
+const connections = smoke ? 2 : Number(process.env.PROFILE_CONNECTIONS ?? 10)
+const top = Number(process.env.PROFILE_TOP ?? (smoke ? 5 : 40))
+const port = await freePort()
 const dir = mkdtempSync(join(tmpdir(), 'slaw-prof-'))
 const base = `http://127.0.0.1:${port}`
 const env = { ...process.env, ...npmStartEnv, SVC_OPERATOR_KEY: operatorKey, PORT: String(port), HOST: '127.0.0.1', SVC_DATA_DIR: join(dir, 'data') }
-// PGlite: in memory, or on disk (as slaw-bench.sh loads it) with PROFILE_DISK=1.
+// PGlite: in memory, or on disk (as the side-by-side harness loads it) with PROFILE_DISK=1.
 if (!process.env.DATABASE_URL && process.env.PROFILE_DISK !== '1') env.SVC_DATA_DIR = 'memory://'
 
 const profiling = process.env.PROFILE_OFF !== '1'
@@ -66,7 +67,7 @@ const scenarios = {
 if (scenario === 'checkout') {
   if (!process.env.DATABASE_URL) throw new Error('checkout needs DATABASE_URL (PostgreSQL)')
   const sql = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} })
-  const count = 100_000
+  const count = smoke ? 1_000 : 100_000
   await sql.unsafe(seedIssuesSql({ squadId: squad.id, prefix: squad.issuePrefix, from: 2, count: count - 1, status: 'todo' }))
   await sql.unsafe(bumpCounterSql(squad.id, count))
   const ids = (await sql`select id from issues where squad_id = ${squad.id} and number > 1 order by number`).map((r) => r.id)
@@ -86,7 +87,10 @@ const result = await autocannon(
 )
 console.log(`${scenario}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`)
 await stop(child)
-if (!profiling) process.exit(0)
+if (!profiling) {
+  rmSync(dir, { recursive: true, force: true })
+  process.exit(0)
+}
 
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
 if (!file) throw new Error(`no profile written in ${dir}`)
@@ -111,7 +115,8 @@ for (const [n, us] of self) {
 }
 const pct = (us) => ((100 * us) / total).toFixed(1).padStart(5) + '%'
 console.log(`\nby package (of ${(total / 1e6).toFixed(1)} s sampled):`)
-for (const [k, us] of [...pkgTotals].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`${pct(us)}  ${k}`)
+for (const [k, us] of [...pkgTotals].sort((a, b) => b[1] - a[1]).slice(0, smoke ? 5 : 20)) console.log(`${pct(us)}  ${k}`)
 console.log('\nby function (self time):')
 for (const [k, us] of [...fnTotals].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${k}`)
-console.log(`\nprofile: ${join(dir, file)}`)
+if (smoke) rmSync(dir, { recursive: true, force: true })
+else console.log(`\nprofile: ${join(dir, file)}`)
