@@ -5,14 +5,15 @@
 //   node bench/cost-event-tail.mjs            # 4 connections, 10 s (after a 3 s warm-up)
 //   TAIL_CONNECTIONS=10 TAIL_SECONDS=15 SERVER_NODE_OPTIONS=--max-semi-space-size=64 node bench/cost-event-tail.mjs
 //
-// Needs a PostgreSQL where BENCH_PG_URL's user may create databases (a fresh `slaw_tail` is made).
+// Needs the built CLI and a PostgreSQL where BENCH_PG_URL's user may create databases (a fresh
+// `slaw_tail` is made). --smoke: 2 connections, 1 s after a 1 s warm-up; its database dropped.
 import autocannon from 'autocannon'
-import { api, freshDb, operatorKey, startSlaw } from './lib.mjs'
+import { api, freshDb, dropFreshDbs, freePort, operatorKey, smoke, startSlaw } from './lib.mjs'
 
-const connections = Number(process.env.TAIL_CONNECTIONS ?? 4)
-const duration = Number(process.env.TAIL_SECONDS ?? 10)
+const connections = smoke ? 2 : Number(process.env.TAIL_CONNECTIONS ?? 4)
+const duration = smoke ? 1 : Number(process.env.TAIL_SECONDS ?? 10)
 const url = await freshDb('slaw_tail')
-const server = await startSlaw({ port: 3477, env: { DATABASE_URL: url, ...(process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS } : {}) } })
+const server = await startSlaw({ port: await freePort(), env: { DATABASE_URL: url, ...(process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS } : {}) } })
 try {
   const op = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }
   const { squad } = await api(server.base, 'POST', '/api/squads', { name: 'Tail' })
@@ -24,7 +25,7 @@ try {
     body: JSON.stringify({ agentId: agent.id, model: 'claude-sonnet-4-5', inputTokens: 1200, cachedInputTokens: 0, outputTokens: 300, costCents: 2 }),
     connections,
   }
-  await autocannon({ ...load, duration: 3 })
+  await autocannon({ ...load, duration: smoke ? 1 : 3 })
   const scrape = async () => {
     const text = await (await fetch(`${server.base}/metrics`, { headers: op })).text()
     const re = /slaw_http_request_duration_seconds_bucket\{le="([^"]+)",method="POST",route="\/api\/squads\/:squadId\/cost-events",status="201"\} (\d+)/g
@@ -39,5 +40,6 @@ try {
   console.log(`server (${total} requests): ${within.join(', ')}`)
 } finally {
   await server.stop()
+  if (smoke) await dropFreshDbs()
 }
 process.exit(0)
