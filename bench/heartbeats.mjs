@@ -1,44 +1,44 @@
 // Benchmarks for heartbeat runs (issue #8). Not tests: figures go to bench/RESULTS.md.
 //
-//   node --import tsx --conditions=slaw-source bench/heartbeats.mjs
+//   node bench/heartbeats.mjs [--smoke]
 //
 // Needs PostgreSQL at BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres); the script
-// creates and drops the database slaw_bench_heartbeats. Runs the TypeScript sources in-process, so
-// the figures are those of the code in the tree. Measures:
+// creates and drops the database slaw_bench_heartbeats. Runs the TypeScript sources in-process (it
+// restarts itself under tsx), so the figures are those of the code in the tree. Writes
+// bench/raw/results-heartbeats.json. --smoke: 3 wakes, 200 jobs, 1,000 runs, 5 reads. Measures:
 //   1. wake-to-spawn latency: from the 202 of POST /api/agents/{id}/wake (over HTTP) to the process
 //      adapter's spawn of the child (BENCH_WAKES sequential wakes, default 50);
 //   2. queue throughput: two nodes (two instances, two pools) claiming and finishing BENCH_JOBS no-op
 //      jobs (default 10,000), every job id counted so none runs twice;
 //   3. run lists with BENCH_RUNS finished runs (default 100,000) in one squad: p50/p95 of the squad's
 //      run list (plain, by agent, by status, second page) and the dashboard, BENCH_READS each (default 200).
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import postgres from 'postgres'
-import { createInstance, uuidv7 } from '@slaw/core'
-import { pgStorage } from '@slaw/storage-pg'
-import { processAdapter } from '@slaw/adapters'
-import { machine, operatorKey, root } from './lib.mjs'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 
-const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const wakes = Number(process.env.BENCH_WAKES ?? 50)
-const jobCount = Number(process.env.BENCH_JOBS ?? 10_000)
-const runCount = Number(process.env.BENCH_RUNS ?? 100_000)
-const reads = Number(process.env.BENCH_READS ?? 200)
+if (!process.execArgv.some((a) => a.includes('slaw-source'))) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--conditions=slaw-source', fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' })
+  process.exit(r.status ?? 1)
+}
+
+const { default: postgres } = await import('postgres')
+const { createInstance, uuidv7 } = await import('@slaw/core')
+const { pgStorage } = await import('@slaw/storage-pg')
+const { processAdapter } = await import('@slaw/adapters')
+const { freshDb, dropFreshDbs, machine, operatorKey, size, writeResult } = await import('./lib.mjs')
+
+const wakes = size('BENCH_WAKES', 50, 3)
+const jobCount = size('BENCH_JOBS', 10_000, 200)
+const runCount = size('BENCH_RUNS', 100_000, 1_000)
+const reads = size('BENCH_READS', 200, 5)
 const log = (...a) => console.log('[bench]', ...a)
-const results = { machine: machine(), date: new Date().toISOString(), note: process.env.BENCH_NOTE ?? 'measured under load (shared machine)', wakes, jobCount, runCount, reads }
+const results = { machine: machine(), date: new Date().toISOString(), note: process.env.BENCH_NOTE ?? '', wakes, jobCount, runCount, reads }
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b)
   return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 100) / 100
 }
 
-const dbName = 'slaw_bench_heartbeats'
-const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
-await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-await admin.unsafe(`create database ${dbName}`)
-const url = new URL(adminUrl)
-url.pathname = `/${dbName}`
-const dbUrl = url.toString()
+const dbUrl = await freshDb('slaw_bench_heartbeats')
 
 // 1. Wake-to-spawn ---------------------------------------------------------------------------------
 {
@@ -154,7 +154,5 @@ const dbUrl = url.toString()
   await instance.close()
 }
 
-await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-await admin.end()
-writeFileSync(join(root, 'bench/raw/results-heartbeats.json'), `${JSON.stringify(results, null, 2)}\n`)
-log('written bench/raw/results-heartbeats.json')
+await dropFreshDbs()
+log('written', writeResult('results-heartbeats.json', results))
