@@ -1,6 +1,7 @@
 import t from 'tap'
 import { Ajv } from 'ajv'
 import addFormatsModule from 'ajv-formats'
+import { validate as validateOpenapi, compileErrors as openapiErrors } from '@readme/openapi-parser'
 import { eachBackend } from './helpers/instance.js'
 
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as typeof addFormatsModule
@@ -48,8 +49,10 @@ eachBackend(t, 'openapi: a valid OpenAPI 3 document of every route', async (t, a
   t.match(res.headers['content-type'], /application\/json/)
   const doc = res.body
 
-  // Document structure (OpenAPI 3.0).
-  t.match(doc.openapi, /^3\.0\.\d+$/)
+  // Document structure (OpenAPI 3.1), checked by a maintained validator against the 3.1 schema.
+  t.match(doc.openapi, /^3\.1\.\d+$/)
+  const validation = await validateOpenapi(structuredClone(doc))
+  t.ok(validation.valid, 'a valid OpenAPI 3.1 document', { errors: validation.valid ? undefined : openapiErrors(validation) })
   t.type(doc.info?.title, 'string')
   t.type(doc.info?.version, 'string')
   t.same(doc.components?.securitySchemes?.bearer, { type: 'http', scheme: 'bearer' })
@@ -67,6 +70,40 @@ eachBackend(t, 'openapi: a valid OpenAPI 3 document of every route', async (t, a
   for (const route of ['GET /api/squads', 'POST /api/issues/{id}/checkout', 'PUT /api/issues/{id}/documents/{key}', 'DELETE /api/operator-keys/{id}']) {
     t.ok(documented.includes(route), `documents ${route}`)
   }
+
+  // Every operation has a readable, unique operationId (http/operation-ids.ts).
+  const ids = new Map<string, string>()
+  const unnamed: string[] = []
+  for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+    for (const method of Object.keys(item).filter((k) => httpMethods.includes(k))) {
+      const id = item[method].operationId
+      const where = `${method.toUpperCase()} ${path}`
+      if (typeof id !== 'string' || !/^[a-z][A-Za-z]+$/.test(id)) unnamed.push(where)
+      else if (ids.has(id)) unnamed.push(`${where}: ${id} is also ${ids.get(id)}`)
+      else ids.set(id, where)
+    }
+  }
+  t.same(unnamed, [], 'every operation has its own operationId (add new routes to http/operation-ids.ts)')
+  t.equal(ids.get('listIssues'), 'GET /api/squads/{squadId}/issues')
+  t.equal(ids.get('checkoutIssue'), 'POST /api/issues/{id}/checkout')
+
+  // Records are named components, and responses refer to them rather than repeat them.
+  const names = Object.keys(doc.components.schemas)
+  for (const name of ['Squad', 'Agent', 'Issue', 'IssueDetail', 'HeartbeatRun', 'Approval', 'Comment', 'Goal', 'Project', 'Routine', 'RoutineTrigger', 'Secret', 'CostEvent', 'SquadBudget', 'AgentBudget', 'ActivityEntry', 'ErrorBody']) {
+    t.ok(names.includes(name), `components.schemas.${name}`)
+  }
+  t.same(doc.paths['/api/issues/{id}/checkout'].post.responses['200'].content['application/json'].schema.properties.issue, { $ref: '#/components/schemas/Issue' })
+  t.same(doc.paths['/api/squads/{squadId}/dashboard'].get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/DashboardSummary' }, 'a named whole response is a component too')
+  const errorProblems: string[] = []
+  for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+    for (const method of Object.keys(item).filter((k) => httpMethods.includes(k))) {
+      for (const [status, r] of Object.entries<any>(item[method].responses ?? {})) {
+        const ref = r.content?.['application/json']?.schema?.$ref
+        if (/^[45]/.test(status) && !(typeof ref === 'string' && ref.startsWith('#/components/schemas/'))) errorProblems.push(`${method.toUpperCase()} ${path} ${status}`)
+      }
+    }
+  }
+  t.same(errorProblems, [], 'every error response names its schema')
 
   // Each operation: path parameters declared, responses described with JSON schemas, bodies described.
   const problems: string[] = []

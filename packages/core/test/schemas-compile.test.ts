@@ -15,7 +15,8 @@ import { ErrorBody } from '../src/schemas/common.js'
 type Schemas = { body?: unknown; querystring?: unknown; params?: unknown; headers?: unknown; response?: Record<string, unknown> }
 
 async function everyRoute(): Promise<RouteOptions[]> {
-  const app = Fastify()
+  // The app's serializer factory: the routes' own schemas name records more than once (see forSerialization).
+  const app = Fastify({ schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } } })
   const routes: RouteOptions[] = []
   app.addHook('onRoute', (route) => {
     routes.push(route)
@@ -65,8 +66,9 @@ t.test('every response serializer compiles, eagerly and lazily', async (t) => {
     for (const [httpStatus, schema] of Object.entries((route.schema as Schemas | undefined)?.response ?? {})) {
       const def = { schema, method: String(route.method), url: route.url, httpStatus }
       try {
-        eager(def)
-        // What the lazy factory compiles: the same schema with enums and nullable scalars rewritten.
+        // What the lazy factory compiles: the same schema with enums and nullable scalars rewritten
+        // and nested record names dropped (a record used twice in a response would be two schemas
+        // with one $id, which fast-json-stringify refuses as the route writes it).
         eager({ ...def, schema: forSerialization(schema) })
       } catch (err) {
         refused.push(`${route.method} ${route.url} ${httpStatus}: ${(err as Error).message}`)

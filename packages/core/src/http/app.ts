@@ -87,7 +87,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // Generated on first request (openapi-document.ts); every route is recorded as it is added.
   const openapi = openapiDocument(app, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: { title: 'slaw local API', version: opts.version, description: 'The control plane of a slaw instance (interface A).' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],

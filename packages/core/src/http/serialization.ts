@@ -50,14 +50,36 @@ const structural = ['anyOf', 'oneOf', 'allOf', 'not', 'if', '$ref', 'properties'
  * literals) and nullable scalars (`Nullable(Type.String())`) are such unions; written as
  * `{type: 'string', enum}` and `{type: ['string', 'null']}` they need no validator. Each rewrite
  * accepts exactly what the union did, since fast-json-stringify still validates whatever anyOf is
- * left (a nullable object) against the rewritten branches. Only the serializer sees this:
+ * left (a nullable object) against the rewritten branches. Nested `$id`s are dropped (below). Only the serializer sees this:
  * validation and the OpenAPI document keep the schemas as written.
  */
 export function forSerialization(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(forSerialization)
+  return rewrite(schema, false, refsIn(schema, new Set()))
+}
+
+function refsIn(schema: unknown, out: Set<string>): Set<string> {
+  if (Array.isArray(schema)) schema.forEach((s) => refsIn(s, out))
+  else if (isSchema(schema)) {
+    for (const [key, value] of Object.entries(schema)) {
+      if (key === '$ref' && typeof value === 'string') out.add(value.split('#')[0]!)
+      else refsIn(value, out)
+    }
+  }
+  return out
+}
+
+function rewrite(schema: unknown, nested: boolean, refs: Set<string>): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => rewrite(s, true, refs))
   if (!isSchema(schema)) return schema
   const out: Schema = {}
-  for (const [key, value] of Object.entries(schema)) out[key] = forSerialization(value)
+  for (const [key, value] of Object.entries(schema)) {
+    // A record's `$id` names it in the OpenAPI document; inside a response it only gets in the way
+    // (a record used twice in one response would be two schemas with one id, which Ajv and so
+    // fast-json-stringify refuse). Unless a `$ref` points at it (a recursive schema), it goes:
+    // the serializer is then the one the schema compiled to before records were named.
+    if (key === '$id' && nested && typeof value === 'string' && !refs.has(value)) continue
+    out[key] = rewrite(value, true, refs)
+  }
   const branches = out.anyOf
   if (!Array.isArray(branches) || !branches.every(isSchema)) return out
   const { anyOf: _anyOf, ...siblings } = out

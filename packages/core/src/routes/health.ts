@@ -4,8 +4,8 @@ import type { HealthReport } from '../services/foundation/health.js'
 
 const Part = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]), reason: Type.Optional(Type.String()) })
 const Parts = Type.Object({ storage: Part, locks: Part, tower: Part, jobs: Part }, { $id: 'HealthParts', title: 'HealthParts' })
-const HealthOk = Type.Object({ status: Type.Literal('ok'), parts: Type.Optional(Parts) })
-const HealthUnavailable = Type.Object({ status: Type.String(), error: Type.String(), code: Type.String(), parts: Type.Optional(Parts) })
+const HealthOk = Type.Object({ status: Type.Literal('ok'), parts: Type.Optional(Parts) }, { $id: 'Health', title: 'Health' })
+const HealthUnavailable = Type.Object({ status: Type.String(), error: Type.String(), code: Type.String(), parts: Type.Optional(Parts) }, { $id: 'HealthUnavailable', title: 'HealthUnavailable' })
 
 export interface HealthRouteOptions {
   state: () => 'starting' | 'ready' | 'draining'

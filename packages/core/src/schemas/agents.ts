@@ -24,13 +24,13 @@ export const AgentPeerSchema = Type.Object(Type.Pick(AgentRecord, ['id', 'squadI
 })
 export const presentAgentPeer = (a: Agent) => ({ id: a.id, squadId: a.squadId, name: a.name, role: a.role, title: a.title, status: a.status, adapterType: a.adapterType })
 
-export const AgentListItem = Type.Object(Type.Pick(AgentRecord, ['id', 'name', 'role', 'title', 'status', 'reportsToAgentId']).properties)
+export const AgentListItem = Type.Object(Type.Pick(AgentRecord, ['id', 'name', 'role', 'title', 'status', 'reportsToAgentId']).properties, { $id: 'AgentSummary', title: 'AgentSummary' })
 
-export const ChainLink = Type.Object(Type.Pick(AgentRecord, ['id', 'name', 'role']).properties)
+export const ChainLink = Type.Object(Type.Pick(AgentRecord, ['id', 'name', 'role']).properties, { $id: 'ChainLink', title: 'ChainLink' })
 export const AgentMe = Type.Object({
   ...Type.Pick(AgentRecord, ['id', 'name', 'role', 'title', 'squadId', 'status']).properties,
   chainOfCommand: Type.Array(ChainLink),
-})
+}, { $id: 'AgentMe', title: 'AgentMe' })
 
 /** The adapter's settings (DECISIONS section 4); checked by the service and the adapter's validateConfig. */
 export const AdapterConfig = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 100 })

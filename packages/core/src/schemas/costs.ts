@@ -45,9 +45,9 @@ export const CostSummarySchema = Type.Object({
   month: Type.String(),
   periodStart: Timestamp,
   periodEnd: Timestamp,
-})
-export const AgentCostRow = Type.Object({ agentId: Uuid, name: Nullable(Type.String()), ...totals })
-export const ProviderCostRow = Type.Object({ provider: Type.String(), ...totals })
+}, { $id: 'CostSummary', title: 'CostSummary' })
+export const AgentCostRow = Type.Object({ agentId: Uuid, name: Nullable(Type.String()), ...totals }, { $id: 'AgentCostRow', title: 'AgentCostRow' })
+export const ProviderCostRow = Type.Object({ provider: Type.String(), ...totals }, { $id: 'ProviderCostRow', title: 'ProviderCostRow' })
 export const SpendWindowSchema = Type.Object({
   window: Type.String(),
   hours: Type.Integer(),
@@ -55,8 +55,8 @@ export const SpendWindowSchema = Type.Object({
   endsAt: Timestamp,
   ...totals,
   providers: Type.Array(ProviderCostRow),
-})
-export const IssueCostSummary = Type.Object({ issueId: Uuid, identifier: Type.String(), totalCents: Type.Integer(), ...totals, period: Type.Literal('all') })
+}, { $id: 'SpendWindow', title: 'SpendWindow' })
+export const IssueCostSummary = Type.Object({ issueId: Uuid, identifier: Type.String(), totalCents: Type.Integer(), ...totals, period: Type.Literal('all') }, { $id: 'IssueCostSummary', title: 'IssueCostSummary' })
 
 // Budgets ----------------------------------------------------------------------------------------
 
@@ -74,7 +74,7 @@ export const SquadBudgetSchema = Type.Object({
   budgetMonthlyTokens: Nullable(Type.Integer()),
   spentMonthlyTokens: Type.Integer(),
   tokenPercentUsed: Type.Number(),
-})
+}, { $id: 'SquadBudget', title: 'SquadBudget' })
 export const AgentBudgetSchema = Type.Object({
   agentId: Uuid,
   name: Type.String(),
@@ -86,7 +86,7 @@ export const AgentBudgetSchema = Type.Object({
   budgetMonthlyTokens: Nullable(Type.Integer()),
   spentMonthlyTokens: Type.Integer(),
   tokenPercentUsed: Type.Number(),
-})
+}, { $id: 'AgentBudget', title: 'AgentBudget' })
 export const ProjectBudgetSchema = Type.Object({
   projectId: Uuid,
   name: Type.String(),
@@ -95,14 +95,14 @@ export const ProjectBudgetSchema = Type.Object({
   percentUsed: Type.Number(),
   pausedAt: Nullable(Timestamp),
   pauseReason: Nullable(Type.String()),
-})
+}, { $id: 'ProjectBudget', title: 'ProjectBudget' })
 // Scope type, metric and level are documented as plain strings, as they always were.
 export const IncidentSchema = Type.Object({
   ...Type.Pick(BudgetIncidentRecord, ['id', 'scopeType', 'scopeId', 'metric', 'level', 'period', 'limitAmount', 'observedAmount', 'createdAt']).properties,
   scopeType: Type.String(),
   metric: Type.String(),
   level: Type.String(),
-})
+}, { $id: 'BudgetIncident', title: 'BudgetIncident' })
 export const BudgetOverviewSchema = Type.Object({
   squadId: Uuid,
   period: Type.String(),
@@ -112,7 +112,7 @@ export const BudgetOverviewSchema = Type.Object({
   agents: Type.Array(AgentBudgetSchema),
   projects: Type.Array(ProjectBudgetSchema),
   incidents: Type.Array(IncidentSchema),
-})
+}, { $id: 'BudgetOverview', title: 'BudgetOverview' })
 export const QuotaWindowSchema = Type.Object({
   scopeType: Type.String(),
   scopeId: Uuid,
@@ -127,7 +127,7 @@ export const QuotaWindowSchema = Type.Object({
   percentUsed: Type.Number(),
   status: Type.String(),
   hardStop: Type.Boolean(),
-})
+}, { $id: 'QuotaWindow', title: 'QuotaWindow' })
 
 export const presentCostEvent = (e: CostEvent): Static<typeof CostEventSchema> => ({ ...e, occurredAt: iso(e.occurredAt), createdAt: iso(e.createdAt) })
 export const presentCostSummary = (s: CostSummary) => ({ ...s, periodStart: iso(s.periodStart), periodEnd: iso(s.periodEnd) })

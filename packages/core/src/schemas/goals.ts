@@ -6,7 +6,7 @@ export const GoalStatus = GoalRecord.properties.status
 
 export const GoalSchema = Type.Object(GoalRecord.properties, { $id: 'Goal', title: 'Goal' })
 
-export const GoalListItem = Type.Object(Type.Pick(GoalRecord, ['id', 'title', 'status', 'dueDate']).properties)
+export const GoalListItem = Type.Object(Type.Pick(GoalRecord, ['id', 'title', 'status', 'dueDate']).properties, { $id: 'GoalSummary', title: 'GoalSummary' })
 
 const goalFields = {
   description: Type.Optional(Nullable(Type.String({ maxLength: 100_000 }))),

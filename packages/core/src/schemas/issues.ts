@@ -20,7 +20,7 @@ import { CommaList, Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.j
 export const IssueStatus = IssueRecord.properties.status
 export const IssuePriority = IssueRecord.properties.priority
 
-export const IssueRefSchema = Type.Object(IssueRefRecord.properties)
+export const IssueRefSchema = Type.Object(IssueRefRecord.properties, { $id: 'IssueRef', title: 'IssueRef' })
 
 // The issue's number shows only inside its identifier.
 const issueFields = Type.Omit(IssueRecord, ['number']).properties
@@ -35,8 +35,8 @@ export const IssueDetailSchema = Type.Object(
   },
   { $id: 'IssueDetail', title: 'IssueDetail' },
 )
-export const IssueSummarySchema = Type.Object(IssueSummaryRecord.properties)
-export const InboxItem = Type.Object(Type.Pick(IssueRecord, ['id', 'identifier', 'title', 'status', 'priority']).properties)
+export const IssueSummarySchema = Type.Object(IssueSummaryRecord.properties, { $id: 'IssueSummary', title: 'IssueSummary' })
+export const InboxItem = Type.Object(Type.Pick(IssueRecord, ['id', 'identifier', 'title', 'status', 'priority']).properties, { $id: 'InboxItem', title: 'InboxItem' })
 
 const statusPattern = issueStatuses.join('|')
 export const ListIssuesQuery = Type.Object({
@@ -133,7 +133,7 @@ export const ResolveInteractionBody = Type.Object(
   { additionalProperties: false, description: 'May be omitted: no body is the same as {}. `respond` needs `response`.' },
 )
 
-export const CommentCursor = Type.Object({ totalComments: Type.Integer(), latestCommentId: Nullable(Uuid), latestCommentAt: Nullable(Timestamp) })
+export const CommentCursor = Type.Object({ totalComments: Type.Integer(), latestCommentId: Nullable(Uuid), latestCommentAt: Nullable(Timestamp) }, { $id: 'CommentCursor', title: 'CommentCursor' })
 
 export const presentIssue = (i: Issue): Static<typeof IssueSchema> => ({
   ...i,

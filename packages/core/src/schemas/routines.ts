@@ -59,6 +59,7 @@ export const RoutineSchema = Type.Object(RoutineRecord.properties, { $id: 'Routi
 
 export const RoutineListItem = Type.Object(
   Type.Pick(RoutineRecord, ['id', 'title', 'status', 'assigneeAgentId', 'projectId', 'concurrencyPolicy', 'catchUpPolicy', 'revisionNumber', 'updatedAt']).properties,
+  { $id: 'RoutineSummary', title: 'RoutineSummary' },
 )
 
 // Kind and signing mode are documented as plain strings in snapshots, as they always were.

@@ -13,7 +13,7 @@ export const HeartbeatRunSchema = Type.Object(
     /** Operator only: the tail of the agent's output, kept locally. */
     outputTail: Type.Optional(runFields.outputTail),
   },
-  { title: 'HeartbeatRun' },
+  { $id: 'HeartbeatRun', title: 'HeartbeatRun' },
 )
 
 export const RunBody = Type.Object({ run: HeartbeatRunSchema })
@@ -61,7 +61,7 @@ export const RunReportBody = Type.Object(
   { additionalProperties: false },
 )
 
-export const TouchedIssue = Type.Object({ id: Uuid, identifier: Type.String(), title: Type.String(), status: Type.String(), priority: Type.String(), assigneeAgentId: Nullable(Uuid) })
+export const TouchedIssue = Type.Object({ id: Uuid, identifier: Type.String(), title: Type.String(), status: Type.String(), priority: Type.String(), assigneeAgentId: Nullable(Uuid) }, { $id: 'TouchedIssue', title: 'TouchedIssue' })
 
 export const RuntimeStateSchema = Type.Object({
   agentId: Uuid,
@@ -72,7 +72,7 @@ export const RuntimeStateSchema = Type.Object({
   runningRuns: Type.Array(HeartbeatRunSchema),
   queuedRuns: Type.Integer(),
   lastRun: Nullable(HeartbeatRunSchema),
-})
+}, { $id: 'AgentRuntimeState', title: 'AgentRuntimeState' })
 
 /** Fields are listed, not spread: the output tail is the Operator's, and internal columns stay out. */
 export const presentRun = (r: HeartbeatRun, withOutput = false): Static<typeof HeartbeatRunSchema> => ({

@@ -80,7 +80,7 @@ export const SecretUsageSchema = Type.Object({
   secretId: Uuid,
   bindings: Type.Array(Binding),
   consumers: Type.Array(Type.Object({ type: Type.String(), id: Type.String(), name: Type.String() })),
-})
+}, { $id: 'SecretUsage', title: 'SecretUsage' })
 
 export const RemoteImportPreviewBody = Type.Object(
   {
@@ -158,7 +158,7 @@ const healthFields = {
   ok: Type.Boolean(),
   message: Nullable(Type.String()),
 }
-export const ProviderHealthSchema = Type.Object(healthFields)
+export const ProviderHealthSchema = Type.Object(healthFields, { $id: 'SecretProviderHealth', title: 'SecretProviderHealth' })
 export const DiscoveryPreviewSchema = Type.Object({
   ...healthFields,
   canListRemote: Type.Boolean(),

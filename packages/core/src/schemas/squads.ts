@@ -4,7 +4,7 @@ import { Nullable, Timestamp, Uuid, iso } from './common.js'
 
 export const SquadSchema = Type.Object(SquadRecord.properties, { $id: 'Squad', title: 'Squad' })
 
-export const SquadListItem = Type.Object({ id: Uuid, name: Type.String(), slug: Type.String(), status: Type.String(), createdAt: Timestamp })
+export const SquadListItem = Type.Object({ id: Uuid, name: Type.String(), slug: Type.String(), status: Type.String(), createdAt: Timestamp }, { $id: 'SquadSummary', title: 'SquadSummary' })
 
 export const CreateSquadBody = Type.Object(
   {
