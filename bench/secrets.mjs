@@ -1,40 +1,32 @@
 // Benchmark for secrets (issue #11). Not a test: figures go to bench/RESULTS.md.
 //
-//   node bench/secrets.mjs
+//   node bench/secrets.mjs [--smoke]
 //
 // Resolves one local_encrypted secret through the in-process resolver (services.secrets.resolve,
 // what the run engine calls), one caller, BENCH_RESOLVES times (default 10,000) after a warm-up,
 // on PostgreSQL at BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres; the script
 // creates and drops the database slaw_bench_secrets). Each resolve reads the secret and version
 // (one query), decrypts (AES-256-GCM) and writes the access event plus lastResolvedAt (one
-// statement): two round trips, so the script also measures one bare round trip for comparison. Runs the TypeScript sources through tsx, so no build is needed.
+// statement): two round trips, so the script also measures one bare round trip for comparison. Runs
+// the TypeScript sources through tsx, so no build is needed. Writes bench/raw/results-secrets.json.
+// --smoke: 50 resolves.
 import { spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 if (!process.execArgv.some((a) => a.includes('slaw-source'))) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--conditions=slaw-source', fileURLToPath(import.meta.url)], { stdio: 'inherit' })
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--conditions=slaw-source', fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' })
   process.exit(r.status ?? 1)
 }
 
-const { default: postgres } = await import('postgres')
 const { createInstance, operatorActor } = await import('@slaw/core')
 const { pgStorage } = await import('@slaw/storage-pg')
-const { machine, root } = await import('./lib.mjs')
+const { machine, freshDb, dropFreshDbs, size, writeResult } = await import('./lib.mjs')
 
-const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const n = Number(process.env.BENCH_RESOLVES ?? 10_000)
+const n = size('BENCH_RESOLVES', 10_000, 50)
 const warmup = Math.min(500, n)
-const name = 'slaw_bench_secrets'
 
-const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
-await admin.unsafe(`drop database if exists ${name} with (force)`)
-await admin.unsafe(`create database ${name}`)
-const url = new URL(adminUrl)
-url.pathname = `/${name}`
-
-const storage = pgStorage({ url: url.toString(), max: 4 })
+const url = await freshDb('slaw_bench_secrets')
+const storage = pgStorage({ url, max: 4 })
 const instance = await createInstance({ storage, operatorKey: 'slaw_op_bench_secrets_000000000', masterKey: '5a'.repeat(32), logger: false, jobs: false })
 try {
   const op = operatorActor()
@@ -100,9 +92,8 @@ try {
     load: (await import('node:os')).loadavg().map((l) => +l.toFixed(2)),
   }
   console.log(JSON.stringify(result, null, 2))
-  writeFileSync(join(root, 'bench/raw/results-secrets.json'), `${JSON.stringify(result, null, 2)}\n`)
+  console.log('written', writeResult('results-secrets.json', result))
 } finally {
   await instance.close()
-  await admin.unsafe(`drop database if exists ${name} with (force)`)
-  await admin.end()
+  await dropFreshDbs()
 }

@@ -2,26 +2,22 @@
 // PostgreSQL; first one instance sending batches back to back (latency per batch), then four at once
 // (facts stored per second). Not a test: figures go to bench/RESULTS.md.
 //
-//   npm run build && node bench/tower-ingest.mjs      (PostgreSQL at BENCH_PG_URL)
+//   node bench/tower-ingest.mjs [--smoke]     (the built @slaw/tower; PostgreSQL at BENCH_PG_URL)
+//
+// BENCH_BATCHES batches per sender (default 8). Writes bench/raw/results-tower-ingest.json. --smoke:
+// one batch per sender of 200 facts and 100 upserts; its database dropped.
 import { gzipSync } from 'node:zlib'
 import { randomUUID } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import postgres from 'postgres'
 import { createTower } from '@slaw/tower'
-import { machine, root } from './lib.mjs'
+import { machine, freshDb, dropFreshDbs, size, smoke, writeResult } from './lib.mjs'
 
-const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const batchesPerSender = Number(process.env.BENCH_BATCHES ?? 8)
+const batchesPerSender = size('BENCH_BATCHES', 8, 1)
+const factCount = smoke ? 200 : 5000
+const upsertCount = smoke ? 100 : 2000
 
-const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
-await admin.unsafe('drop database if exists slaw_bench_tower with (force)')
-await admin.unsafe('create database slaw_bench_tower')
-await admin.end()
-const url = new URL(adminUrl)
-url.pathname = '/slaw_bench_tower'
+const url = await freshDb('slaw_bench_tower')
 
-const tower = await createTower({ databaseUrl: url.toString(), adminKey: 'bench-admin-key-000000', autoApprove: true, rateLimit: false, logger: false })
+const tower = await createTower({ databaseUrl: url, adminKey: 'bench-admin-key-000000', autoApprove: true, rateLimit: false, logger: false })
 const base = await tower.listen({ port: 0, host: '127.0.0.1' })
 
 async function enroll(i) {
@@ -38,8 +34,8 @@ async function enroll(i) {
 function batch(cursor) {
   const squad = randomUUID()
   const now = new Date().toISOString()
-  const upserts = Array.from({ length: 2000 }, (_, i) => ({ type: 'issue', localId: randomUUID(), squadLocalId: squad, projectLocalId: null, title: `issue ${i}`, status: 'todo', assigneeAgentLocalId: null, updatedAt: now }))
-  const facts = Array.from({ length: 5000 }, (_, i) => ({ type: 'cost_event', localId: randomUUID(), squadLocalId: squad, provider: 'anthropic', billingType: 'metered_api', model: 'claude', inputTokens: 100 + i, cachedInputTokens: 0, outputTokens: 50, costCents: 3, occurredAt: now }))
+  const upserts = Array.from({ length: upsertCount }, (_, i) => ({ type: 'issue', localId: randomUUID(), squadLocalId: squad, projectLocalId: null, title: `issue ${i}`, status: 'todo', assigneeAgentLocalId: null, updatedAt: now }))
+  const facts = Array.from({ length: factCount }, (_, i) => ({ type: 'cost_event', localId: randomUUID(), squadLocalId: squad, provider: 'anthropic', billingType: 'metered_api', model: 'claude', inputTokens: 100 + i, cachedInputTokens: 0, outputTokens: 50, costCents: 3, occurredAt: now }))
   return gzipSync(JSON.stringify({ protocolVersion: 1, sentAt: now, batchCursor: String(cursor).padStart(20, '0'), upserts, facts }))
 }
 
@@ -47,7 +43,7 @@ async function send(apiKey, body) {
   const t0 = performance.now()
   const res = await fetch(`${base}/api/ingest/v1/sync`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body })
   const out = await res.json()
-  if (res.status !== 200 || out.accepted.facts !== 5000) throw new Error(`sync: ${res.status} ${JSON.stringify(out).slice(0, 300)}`)
+  if (res.status !== 200 || out.accepted.facts !== factCount) throw new Error(`sync: ${res.status} ${JSON.stringify(out).slice(0, 300)}`)
   return performance.now() - t0
 }
 
@@ -64,7 +60,7 @@ const t0 = performance.now()
 const four = (await Promise.all(keys.map(async (key, k) => { const ms = []; for (const body of extra[k]) ms.push(await send(key, body)); return ms }))).flat()
 const seconds = (performance.now() - t0) / 1000
 four.sort((a, b) => a - b)
-const factsPerSecond = Math.round((4 * batchesPerSender * 5000) / seconds)
+const factsPerSecond = Math.round((4 * batchesPerSender * factCount) / seconds)
 
 const results = {
   machine: machine(),
@@ -74,5 +70,6 @@ const results = {
   fourSenders: { p50Ms: Math.round(four[Math.floor(four.length / 2)]), maxMs: Math.round(four[four.length - 1]), factsPerSecond },
 }
 console.log(results)
-writeFileSync(join(root, 'bench/raw/results-tower-ingest.json'), JSON.stringify(results, null, 2) + '\n')
+console.log('written', writeResult('results-tower-ingest.json', results))
 await tower.close()
+if (smoke) await dropFreshDbs()
