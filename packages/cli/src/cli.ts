@@ -67,6 +67,8 @@ async function start(argv: string[]): Promise<number | undefined> {
   const { instance, address } = started
   releaseStartupFlags()
   instance.log.info({ address, storage: instance.storage.name, locks: instance.locks.name }, 'slaw is serving')
+  // Always printed, whatever LOG_LEVEL says: with `--port 0` it is how a caller learns the port.
+  process.stdout.write(`slaw listening on ${address}\n`)
   // A promise nobody awaited (a driver's internal bookkeeping after a dropped connection, say)
   // must not take down a server whose every request is its own transaction: log it, keep serving.
   process.on('unhandledRejection', (err) => instance.log.error({ err }, 'unhandled promise rejection; still serving'))

@@ -3,39 +3,18 @@ import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createServer } from 'node:net'
 import { readStartConfig, towerClientOptions } from '@slaw/cli'
 import { nodeEntry } from '../../../scripts/node-entry.js'
+import { watchStart } from './helpers/listening.js'
 
 const nodeArgs = nodeEntry(new URL('../src/bin.ts', import.meta.url))
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-/** Runs `slaw start` until /api/health answers 200; returns the child and its stdout so far. */
-async function start(env: Record<string, string>, port: number) {
-  const child = spawn(process.execPath, [...nodeArgs, 'start', '--port', String(port)], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  child.stdout.on('data', (c) => (out += c))
-  child.stderr.on('data', (c) => (out += c))
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`slaw start exited early (${child.exitCode}): ${out}`)
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/api/health`)
-      if (res.status === 200) return { child, output: () => out, health: await res.json() }
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`not healthy: ${out}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
+/** Runs `slaw start --port 0` until /api/health answers 200 on the port it printed. */
+async function start(env: Record<string, string>) {
+  const child = spawn(process.execPath, [...nodeArgs, 'start', '--port', '0'], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const { output, ready } = watchStart(child)
+  const port = await ready
+  return { child, port, output, health: await (await fetch(`http://127.0.0.1:${port}/api/health`)).json() }
 }
 
 const exited = (child: ReturnType<typeof spawn>) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
@@ -72,8 +51,9 @@ t.test('config: tower cadences accept 1 to 3600 s, SVC_TOWER_LIVE_STREAM offers 
 t.test('slaw start: first start prints an Operator key once; it works; SIGTERM exits 0', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'slaw-cli-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const port = await freePort()
-  const first = await start({ SVC_DATA_DIR: dir, SVC_OPERATOR_KEY: '' }, port)
+  const first = await start({ SVC_DATA_DIR: dir, SVC_OPERATOR_KEY: '' })
+  const port = first.port
+  t.match(first.output(), new RegExp(`^slaw listening on http://127\\.0\\.0\\.1:${port}$`, 'm'), 'the bound port is printed')
   const health = first.health as { status: string; parts: Record<string, unknown> }
   t.equal(health.status, 'ok')
   t.same(Object.keys(health.parts).sort(), ['jobs', 'locks', 'storage', 'tower'], 'health reports each part')
@@ -86,19 +66,18 @@ t.test('slaw start: first start prints an Operator key once; it works; SIGTERM e
   first.child.kill('SIGTERM')
   t.equal(await exited(first.child), 0, 'graceful shutdown exits 0')
 
-  const second = await start({ SVC_DATA_DIR: dir, SVC_OPERATOR_KEY: '' }, port)
+  const second = await start({ SVC_DATA_DIR: dir, SVC_OPERATOR_KEY: '' })
   t.notOk(/slaw_op_/.test(second.output()), 'no new key on the next start')
-  const again = await fetch(`http://127.0.0.1:${port}/api/squads`, { headers: { authorization: `Bearer ${key}` } })
+  const again = await fetch(`http://127.0.0.1:${second.port}/api/squads`, { headers: { authorization: `Bearer ${key}` } })
   t.equal(again.status, 200, 'the key survives a restart')
   second.child.kill('SIGINT')
   t.equal(await exited(second.child), 0)
 })
 
 t.test('slaw start: SVC_OPERATOR_KEY and memory://', async (t) => {
-  const port = await freePort()
-  const s = await start({ SVC_DATA_DIR: 'memory://', SVC_OPERATOR_KEY: 'slaw_op_cli_test_key_000000' }, port)
+  const s = await start({ SVC_DATA_DIR: 'memory://', SVC_OPERATOR_KEY: 'slaw_op_cli_test_key_000000' })
   t.notOk(/slaw_op_/.test(s.output()), 'the given key is never printed')
-  const res = await fetch(`http://127.0.0.1:${port}/api/squads`, { method: 'POST', headers: { authorization: 'Bearer slaw_op_cli_test_key_000000', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'CLI' }) })
+  const res = await fetch(`http://127.0.0.1:${s.port}/api/squads`, { method: 'POST', headers: { authorization: 'Bearer slaw_op_cli_test_key_000000', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'CLI' }) })
   t.equal(res.status, 201)
   s.child.kill('SIGTERM')
   t.equal(await exited(s.child), 0)
