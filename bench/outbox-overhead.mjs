@@ -2,8 +2,11 @@
 // latency on an instance whose tower client is on (enrolled with a real tower, draining the outbox
 // every second while the load runs) against an identical instance without one. Target: under 10 %.
 //
-//   node bench/outbox-overhead.mjs     (PostgreSQL at BENCH_PG_URL; BENCH_DURATION seconds per run,
-//                                       BENCH_ROUNDS alternating rounds, BENCH_CONNECTIONS, BENCH_SYNC_SEC)
+//   node bench/outbox-overhead.mjs [--smoke]   (PostgreSQL at BENCH_PG_URL; BENCH_DURATION seconds per
+//                       run, BENCH_ROUNDS alternating rounds, BENCH_CONNECTIONS, BENCH_SYNC_SEC)
+//
+// Writes bench/raw/results-outbox-c<connections>.json and prints a markdown table. --smoke: one
+// round of 1 s at 2 connections after a 1 s warm-up; its three databases dropped.
 //
 // Everything runs from the TypeScript sources (tsx), each server in its own process: the tower (at a
 // lower CPU priority: in production it runs elsewhere), the instance with the client ("on") and the
@@ -11,12 +14,9 @@
 // same time with the same number of connections, so whatever else the machine is doing hits both
 // alike; the figures are the medians over the rounds. Not a test: figures go to bench/RESULTS.md.
 import { spawn } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
-import postgres from 'postgres'
-import { api, machine, operatorKey, root, stop, waitHealthy, freshDb } from './lib.mjs'
+import { api, machine, operatorKey, root, stop, waitHealthy, freshDb, dropFreshDbs, freePort, size, smoke, writeResult } from './lib.mjs'
 
 const self = fileURLToPath(import.meta.url)
 const adminKey = 'bench-tower-admin-key'
@@ -64,10 +64,9 @@ function median(xs) {
 }
 
 async function main() {
-  const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-  const duration = Number(process.env.BENCH_DURATION ?? 10)
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 8)
-  const connections = Number(process.env.BENCH_CONNECTIONS ?? 4)
+  const duration = size('BENCH_DURATION', 10, 1)
+  const rounds = size('BENCH_ROUNDS', 8, 1)
+  const connections = size('BENCH_CONNECTIONS', 4, 2)
   const log = (...a) => console.log('[bench]', ...a)
 
   function start(args, port, niceness = 0) {
@@ -77,12 +76,10 @@ async function main() {
     return { child, base: `http://127.0.0.1:${port}` }
   }
 
-  // Ports away from the usual 3100/3200, per run so parallel benchmarks do not collide.
-  const basePort = 31000 + (process.pid % 1000) * 3
   const [towerDb, offDb, onDb] = await Promise.all([freshDb('slaw_bench_tower'), freshDb('slaw_bench_outbox_off'), freshDb('slaw_bench_outbox_on')])
-  const tower = start(['--serve=tower', `--db=${towerDb}`], basePort, 10)
-  const off = start(['--serve=instance', `--db=${offDb}`], basePort + 1)
-  const on = start(['--serve=instance', `--db=${onDb}`, `--tower=${tower.base}`], basePort + 2)
+  const tower = start(['--serve=tower', `--db=${towerDb}`], await freePort(), 10)
+  const off = start(['--serve=instance', `--db=${offDb}`], await freePort())
+  const on = start(['--serve=instance', `--db=${onDb}`, `--tower=${tower.base}`], await freePort())
   try {
     await waitHealthy(tower.base, 120_000)
     await Promise.all([waitHealthy(off.base, 120_000), waitHealthy(on.base, 120_000)])
@@ -90,6 +87,7 @@ async function main() {
   } finally {
     await Promise.all([stop(off.child), stop(on.child)])
     await stop(tower.child)
+    if (smoke) await dropFreshDbs()
   }
 }
 
@@ -117,7 +115,7 @@ async function measure({ tower, off, on, duration, rounds, connections, log }) {
       body: JSON.stringify({ title: 'A benchmark issue with an ordinary title', priority: 'medium' }),
       connections,
     }
-    await load({ ...targets[name], duration: 3 }) // warm-up (JIT, caches, pools)
+    await load({ ...targets[name], duration: smoke ? 1 : 3 }) // warm-up (JIT, caches, pools)
   }
 
   const runs = { off: [], on: [] }
@@ -152,7 +150,7 @@ async function measure({ tower, off, on, duration, rounds, connections, log }) {
     towerAfter: { spoolDepth: status.spoolDepth, acknowledgedCursor: reported?.acknowledgedCursor ?? null },
     runs,
   }
-  writeFileSync(join(root, `bench/raw/results-outbox-c${connections}.json`), `${JSON.stringify(results, null, 2)}\n`)
+  log('written', writeResult(`results-outbox-c${connections}.json`, results))
   console.log('')
   console.log('| Run | mean | p50 | p99 | req/s | non-2xx |')
   console.log('|---|---|---|---|---|---|')

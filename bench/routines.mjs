@@ -1,9 +1,10 @@
 // Benchmarks for routines (issue #10). Not tests: figures go to bench/RESULTS.md.
 //
-//   node bench/routines.mjs
+//   node bench/routines.mjs [--smoke]
 //
 // Needs PostgreSQL at BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres; the script
-// creates and drops slaw_bench_routines). Nodes run from the TypeScript sources (bench/routines-node.mjs
+// creates slaw_bench_routines). Writes bench/raw/results-routines.json. --smoke: 2 squads, 1 s of
+// fires, 50 schedules due a second after seeding instead of at the next minute; database dropped. Nodes run from the TypeScript sources (bench/routines-node.mjs
 // through tsx), each in its own process. Measures:
 //   1. webhook fire to issue committed: POST /api/routine-triggers/public/{publicId}/fire (bearer)
 //      at 10 connections for BENCH_DURATION seconds (default 10); the answer comes after the commit
@@ -12,13 +13,13 @@
 //      from the due time until every run has created its issue, and duplicates counted three ways
 //      (runs per trigger and due time, issues per run, job attempts).
 import { fork } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import postgres from 'postgres'
-import { api, load, machine, operatorKey, root, stop, adminUrl, freshDb } from './lib.mjs'
+import { api, load, machine, operatorKey, root, stop, freshDb, dropFreshDbs, size, smoke, writeResult } from './lib.mjs'
 
-const duration = Number(process.env.BENCH_DURATION ?? 10)
-const schedules = Number(process.env.BENCH_SCHEDULES ?? 10_000)
+const duration = size('BENCH_DURATION', 10, 1)
+const schedules = size('BENCH_SCHEDULES', 10_000, 50)
+const squadCount = smoke ? 2 : 20 // squads the schedules are spread over (part 1 uses up to 10)
 const masterKey = 'a'.repeat(64)
 const log = (...a) => console.log('[bench]', ...a)
 const results = { machine: machine(), date: new Date().toISOString(), duration, schedules }
@@ -59,7 +60,7 @@ async function seedSquad(base, i) {
   const url = await freshDb('slaw_bench_routines')
   const node = await startNode(url)
   const targets = []
-  for (let i = 0; i < 10; i++) {
+  for (let i = 0; i < Math.min(10, squadCount); i++) {
     const { squadId, agentId } = await seedSquad(node.base, i)
     const { routine } = await api(node.base, 'POST', `/api/squads/${squadId}/routines`, {
       title: 'Deploy {{service}}',
@@ -71,7 +72,7 @@ async function seedSquad(base, i) {
     targets.push({ path: trigger.fireUrl, secret })
   }
   const body = JSON.stringify({ service: 'billing', ref: 'refs/heads/main' })
-  for (const [name, spread] of [['oneTrigger', 1], ['tenSquads', 10]]) {
+  for (const [name, spread] of [['oneTrigger', 1], ['tenSquads', targets.length]]) {
     log(`webhook fire @10, ${name}, for`, duration, 's')
     let n = 0
     const r = await load({
@@ -102,11 +103,12 @@ async function seedSquad(base, i) {
   const url = await freshDb('slaw_bench_routines')
   const first = await startNode(url)
   const squads = []
-  for (let i = 0; i < 20; i++) squads.push(await seedSquad(first.base, i))
+  for (let i = 0; i < squadCount; i++) squads.push(await seedSquad(first.base, i))
   await first.stop()
   const sql = postgres(url, { max: 2, onnotice: () => {} })
   // Due at the start of a minute at least 20 s away: every trigger fires then, and next a day later.
-  const due = new Date(Math.ceil((Date.now() + 20_000) / 60_000) * 60_000)
+  // (Smoke: a second from now, not on a minute: the nodes find it overdue when they start.)
+  const due = smoke ? new Date(Date.now() + 1_000) : new Date(Math.ceil((Date.now() + 20_000) / 60_000) * 60_000)
   const cron = `${due.getUTCMinutes()} ${due.getUTCHours()} * * *`
   log(`seeding ${schedules} schedules due at ${due.toISOString()} (${cron} UTC)`)
   await sql`create temporary table bench_squads (n int, squad_id uuid, agent_id uuid)`
@@ -130,7 +132,7 @@ async function seedSquad(base, i) {
       doneAt = Date.now()
       break
     }
-    if (Date.now() - due.getTime() > 180_000) break
+    if (Date.now() - due.getTime() > (smoke ? 60_000 : 180_000)) break
   }
   const [counts] = await sql`
     select (select count(*)::int from routine_runs) as runs,
@@ -154,5 +156,6 @@ async function seedSquad(base, i) {
   for (const n of nodes) await n.stop()
 }
 
-writeFileSync(join(root, 'bench/raw/results-routines.json'), `${JSON.stringify(results, null, 2)}\n`)
-log('written to bench/raw/results-routines.json')
+if (smoke) await dropFreshDbs()
+log('written to', writeResult('results-routines.json', results))
+if (smoke && results.schedules.secondsAfterDue === null) throw new Error('the schedules did not all create their issue within 60 s')
