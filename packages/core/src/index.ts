@@ -41,6 +41,7 @@ export { localEncryptedProvider, localSecretAad } from './services/secrets/local
 export type { EnvBinding, ResolveSecretInput, SecretConsumer, SecretResolver } from './services/secrets/env-bindings.js'
 export { bindingSources, findSecretBindings, registerBindingSource, validateBindings, type BindingSource, type SecretBinding } from './services/secrets/binding-usage.js'
 export { findSensitiveConfig, isSensitiveConfigKey } from './services/secrets/sensitive-config.js'
+export { endpointAllowed, endpointOrigin, parseEndpointAllowList } from './services/secrets/endpoint-allowlist.js'
 export { secretKeyFromName } from './services/secrets/secrets.js'
 // Heartbeat runs (docs/heartbeats.md).
 export { JobDeferred, JobRejected, type JobControl } from './services/runs/jobs.js'

@@ -37,6 +37,7 @@ const secretProviderMembers: readonly Member[] = [
 ]
 const secretProviderOptional: readonly Member[] = [
   ['listRemote', 'function'],
+  ['validateConfig', 'function'],
   ['close', 'function'],
 ]
 const towerMembers: readonly Member[] = [

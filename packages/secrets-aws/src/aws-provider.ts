@@ -1,6 +1,6 @@
 import type { SecretsManagerClient, SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager'
 import type { SecretProvider } from '@slaw/core'
-import { SecretProviderError } from '@slaw/core'
+import { SecretProviderError, endpointAllowed, endpointOrigin, parseEndpointAllowList } from '@slaw/core'
 import { formatRef, parseRef } from './refs.js'
 
 export interface AwsSecretsManagerProviderOptions {
@@ -12,6 +12,12 @@ export interface AwsSecretsManagerProviderOptions {
   clientConfig?: Partial<SecretsManagerClientConfig>
   /** How long one call may take, retries included, in ms, unless a config sets `timeoutMs`. Default 10,000. */
   timeoutMs?: number
+  /**
+   * Endpoints a config's `endpoint` may name, besides AWS's own (`https://*.amazonaws.com`) and the
+   * node's `AWS_ENDPOINT_URL_SECRETS_MANAGER` / `AWS_ENDPOINT_URL`: origins, bare hosts (any port)
+   * or `*.example.com`. Default: `SVC_AWS_ALLOWED_ENDPOINTS` (comma- or space-separated).
+   */
+  allowedEndpoints?: readonly string[]
 }
 
 /** Config keys an `aws_secrets_manager` provider configuration may hold (credentials never: the SDK chain supplies them). */
@@ -42,6 +48,25 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
   const defaultTimeoutMs = options.timeoutMs ?? 10_000
   const clients = new Map<string, SecretsManagerClient>()
 
+  // A signed request (replayable for minutes) goes only where the node allows: AWS's own endpoints
+  // over https, the node's AWS_ENDPOINT_URL*, its allowlist; never an endpoint only a config names.
+  const endpointProblem = (endpoint: string): string | undefined => {
+    const env = process.env
+    const allowed = [
+      ...[env.AWS_ENDPOINT_URL_SECRETS_MANAGER, env.AWS_ENDPOINT_URL].filter((e): e is string => Boolean(e)).map(endpointOrigin),
+      ...(options.allowedEndpoints ?? parseEndpointAllowList(env.SVC_AWS_ALLOWED_ENDPOINTS)),
+    ]
+    let awsOwned = false
+    try {
+      const url = new URL(endpoint)
+      awsOwned = url.protocol === 'https:' && /\.amazonaws\.com(\.cn)?$/i.test(url.hostname)
+    } catch {
+      return `endpoint must be an http(s) URL (got ${endpoint})`
+    }
+    if (awsOwned || endpointAllowed(endpoint, allowed)) return undefined
+    return `endpoint ${endpointOrigin(endpoint)} is not one this node sends signed requests to (AWS's own, AWS_ENDPOINT_URL, or an entry of SVC_AWS_ALLOWED_ENDPOINTS on every node)`
+  }
+
   const parseConfig = (raw: Record<string, unknown>): AwsConfig => {
     const unknown = Object.keys(raw).filter((k) => !(awsConfigKeys as readonly string[]).includes(k))
     if (unknown.length) throw invalid(`unknown config keys ${unknown.join(', ')} (aws_secrets_manager accepts ${awsConfigKeys.join(', ')})`)
@@ -59,6 +84,8 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
     }
     const endpoint = text('endpoint')
     if (endpoint && !/^https?:\/\/[^/]+/.test(endpoint)) throw invalid(`config endpoint must be an http(s) URL (got ${endpoint})`)
+    const refused = endpoint ? endpointProblem(endpoint) : undefined
+    if (refused) throw invalid(`config ${refused}`)
     const prefix = raw.prefix === undefined ? 'slaw/' : raw.prefix
     if (typeof prefix !== 'string' || !/^[A-Za-z0-9/_+=.@-]*$/.test(prefix)) throw invalid('config prefix may hold only letters, digits and /_+=.@-')
     const recoveryWindowInDays = integer('recoveryWindowInDays', 0, 30) ?? 30
@@ -187,6 +214,13 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
         if (error instanceof SecretProviderError && error.code === 'not_found') return
         throw error
       }
+    },
+
+    validateConfig(config) {
+      const endpoint = config.endpoint
+      if (typeof endpoint !== 'string' || !/^https?:\/\/[^/]+/.test(endpoint)) return []
+      const refused = endpointProblem(endpoint)
+      return refused ? [{ path: '/endpoint', message: refused }] : []
     },
 
     async health(config) {

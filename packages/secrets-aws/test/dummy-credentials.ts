@@ -14,6 +14,8 @@ export function dummyCredentialsInEnvironment(): { accessKeyId: string; secretAc
     AWS_EC2_METADATA_DISABLED: 'true',
     AWS_CONFIG_FILE: '/nonexistent/aws-config',
     AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials',
+    // The stand-ins listen on 127.0.0.1 at random ports: this node allows that host.
+    SVC_AWS_ALLOWED_ENDPOINTS: '127.0.0.1',
   })
   delete process.env.AWS_SESSION_TOKEN
   delete process.env.AWS_PROFILE

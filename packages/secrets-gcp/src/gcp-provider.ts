@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { SecretManagerServiceClient } from '@google-cloud/secret-manager'
 import type { SecretProvider } from '@slaw/core'
-import { SecretProviderError } from '@slaw/core'
+import { SecretProviderError, endpointAllowed, parseEndpointAllowList } from '@slaw/core'
 
 type ClientOptions = NonNullable<ConstructorParameters<typeof SecretManagerServiceClient>[0]>
 
@@ -13,6 +13,12 @@ export interface GcpSecretManagerProviderOptions {
   clientOptions?: ClientOptions
   /** How long one call may take, in ms, unless a config sets `timeoutMs`. Default 10,000. */
   timeoutMs?: number
+  /**
+   * Endpoints a config's `apiEndpoint` may name besides Google's own (`https://*.googleapis.com`):
+   * origins, bare hosts (any port) or `*.example.com`. Default: `SVC_GCP_ALLOWED_ENDPOINTS`
+   * (comma- or space-separated).
+   */
+  allowedEndpoints?: readonly string[]
 }
 
 /** Config keys a `gcp_secret_manager` provider configuration may hold (credentials never: ADC supplies them). */
@@ -44,6 +50,15 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
   const defaultTimeoutMs = options.timeoutMs ?? 10_000
   const clients = new Map<string, SecretManagerServiceClient>()
 
+  // The node's OAuth token goes only to Google's own endpoints over https and to the node's
+  // allowlist, never to an endpoint only a provider configuration names.
+  const endpointProblem = (endpoint: NonNullable<GcpConfig['endpoint']>): string | undefined => {
+    const url = where({ endpoint } as GcpConfig)
+    if (endpoint.protocol === 'https' && /(^|\.)googleapis\.com$/i.test(endpoint.host)) return undefined
+    if (endpointAllowed(url, options.allowedEndpoints ?? parseEndpointAllowList(process.env.SVC_GCP_ALLOWED_ENDPOINTS))) return undefined
+    return `apiEndpoint ${url} is not one this node sends its Google credentials to (Google's own, or an entry of SVC_GCP_ALLOWED_ENDPOINTS on every node)`
+  }
+
   const parseConfig = (raw: Record<string, unknown>): GcpConfig => {
     const unknown = Object.keys(raw).filter((k) => !(gcpConfigKeys as readonly string[]).includes(k))
     if (unknown.length) throw invalid(`unknown config keys ${unknown.join(', ')} (gcp_secret_manager accepts ${gcpConfigKeys.join(', ')})`)
@@ -64,7 +79,11 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
       cfg.projectId = projectId
     }
     const apiEndpoint = text('apiEndpoint')
-    if (apiEndpoint) cfg.endpoint = parseEndpoint(apiEndpoint)
+    if (apiEndpoint) {
+      cfg.endpoint = parseEndpoint(apiEndpoint)
+      const refused = endpointProblem(cfg.endpoint)
+      if (refused) throw invalid(`config ${refused}`)
+    }
     const locations = raw.replicationLocations
     if (locations !== undefined && locations !== null) {
       if (!Array.isArray(locations) || !locations.length || !locations.every((l) => typeof l === 'string' && /^[a-z0-9-]+$/.test(l))) {
@@ -217,6 +236,18 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
       await call(cfg, `delete ${parsed.secret}`, (c, o) => c.deleteSecret({ name: parsed.secret }, o)).catch((error: unknown) => {
         if (!gone(error)) throw error
       })
+    },
+
+    validateConfig(config) {
+      if (typeof config.apiEndpoint !== 'string' || !config.apiEndpoint) return []
+      let endpoint: NonNullable<GcpConfig['endpoint']>
+      try {
+        endpoint = parseEndpoint(config.apiEndpoint)
+      } catch {
+        return []
+      }
+      const refused = endpointProblem(endpoint)
+      return refused ? [{ path: '/apiEndpoint', message: refused }] : []
     },
 
     async health(config) {

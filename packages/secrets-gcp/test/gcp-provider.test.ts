@@ -8,6 +8,8 @@ import { startSecretManagerStandIn } from './secret-manager-stand-in.js'
 // client library's REST transport. Auth, in this test only: an OAuth2 client holding a static
 // access token, injected as `auth`, so the Bearer header goes over the wire as ADC's would.
 const accessToken = 'ya29.stand-in-test-token'
+// The stand-ins listen on 127.0.0.1 at random ports: this node allows that host.
+process.env.SVC_GCP_ALLOWED_ENDPOINTS = '127.0.0.1'
 function testAuth(token = accessToken): GoogleAuth {
   const authClient = new OAuth2Client()
   authClient.setCredentials({ access_token: token, expiry_date: Date.now() + 3_600_000 })

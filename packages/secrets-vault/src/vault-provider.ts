@@ -1,5 +1,5 @@
 import type { SecretProvider } from '@slaw/core'
-import { SecretProviderError } from '@slaw/core'
+import { SecretProviderError, endpointAllowed, endpointOrigin, parseEndpointAllowList } from '@slaw/core'
 import { parseRef, formatRef, type VaultRef } from './refs.js'
 
 /** Where a provider gets its Vault token: a string, or a function asked before every call (renewal). */
@@ -12,8 +12,14 @@ export interface VaultProviderOptions {
   timeoutMs?: number
   /** The fetch to use (tests, proxies). Default: Node's global fetch. */
   fetch?: typeof fetch
-  /** Where `VAULT_ADDR`, `VAULT_NAMESPACE` and `VAULT_TOKEN` are read. Default `process.env`. */
+  /** Where `VAULT_ADDR`, `VAULT_NAMESPACE`, `VAULT_TOKEN` and `SVC_VAULT_ALLOWED_ADDRESSES` are read. Default `process.env`. */
   env?: Record<string, string | undefined>
+  /**
+   * Addresses besides `VAULT_ADDR` this node may send its Vault token to (origins such as
+   * `https://vault.internal:8200`, bare hosts for any port, `*.example.com`). Default:
+   * `SVC_VAULT_ALLOWED_ADDRESSES` (comma- or space-separated).
+   */
+  allowedAddresses?: readonly string[]
 }
 
 /** Config keys a `vault` provider configuration may hold (never a token: that comes from `VAULT_TOKEN`). */
@@ -45,6 +51,15 @@ export function vaultProvider(options: VaultProviderOptions = {}): SecretProvide
   const fetchFn = options.fetch ?? fetch
   const defaultTimeoutMs = options.timeoutMs ?? 10_000
 
+  // The node's token goes to the node's own VAULT_ADDR (or the local default when unset) and to the
+  // addresses its environment allows, never to an address only a provider configuration names.
+  const defaultAddress = (env.VAULT_ADDR || 'http://127.0.0.1:8200').replace(/\/+$/, '')
+  const allowed = [endpointOrigin(defaultAddress), ...(options.allowedAddresses ?? parseEndpointAllowList(env.SVC_VAULT_ALLOWED_ADDRESSES))]
+  const addressProblem = (address: string): string | undefined =>
+    endpointAllowed(address, allowed)
+      ? undefined
+      : `address ${endpointOrigin(address)} is not one this node sends its Vault token to (VAULT_ADDR, or an entry of SVC_VAULT_ALLOWED_ADDRESSES on every node)`
+
   const parseConfig = (raw: Record<string, unknown>): VaultConfig => {
     const unknown = Object.keys(raw).filter((k) => !(vaultConfigKeys as readonly string[]).includes(k))
     if (unknown.length) throw invalid(`unknown config keys ${unknown.join(', ')} (vault accepts ${vaultConfigKeys.join(', ')})`)
@@ -54,8 +69,10 @@ export function vaultProvider(options: VaultProviderOptions = {}): SecretProvide
       if (typeof value !== 'string') throw invalid(`config ${key} must be a string`)
       return value
     }
-    const address = (text('address') ?? env.VAULT_ADDR ?? 'http://127.0.0.1:8200').replace(/\/+$/, '')
+    const address = (text('address') ?? defaultAddress).replace(/\/+$/, '')
     if (!/^https?:\/\/[^/]+/.test(address)) throw invalid(`config address must be an http(s) URL (got ${address})`)
+    const refused = addressProblem(address)
+    if (refused) throw invalid(`config ${refused}`)
     const mount = (text('mount') ?? 'secret').replace(/^\/+|\/+$/g, '')
     if (!mount) throw invalid('config mount must not be empty')
     const prefix = (text('prefix') ?? 'slaw/').replace(/^\/+/, '')
@@ -171,6 +188,13 @@ export function vaultProvider(options: VaultProviderOptions = {}): SecretProvide
       }
       const removed = await call(cfg, what, 'DELETE', dataPath(cfg, parsed.path, 'metadata'))
       if (![200, 204, 404].includes(removed.status)) throw answerError(what, removed.status, removed.json)
+    },
+
+    validateConfig(config) {
+      const address = config.address
+      if (typeof address !== 'string' || !/^https?:\/\/[^/]+/.test(address)) return []
+      const refused = addressProblem(address.replace(/\/+$/, ''))
+      return refused ? [{ path: '/address', message: refused }] : []
     },
 
     async health(config) {

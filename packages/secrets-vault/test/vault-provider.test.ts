@@ -6,7 +6,8 @@ import { startVaultStandIn } from './vault-stand-in.js'
 
 // Against a local stand-in speaking Vault's KV v2 HTTP API on 127.0.0.1 (real HTTP, no mocks).
 const token = 'hvs.test-only-token'
-const env = { VAULT_TOKEN: token }
+// The stand-ins listen on 127.0.0.1 at random ports: this node allows that host for its token.
+const env = { VAULT_TOKEN: token, SVC_VAULT_ALLOWED_ADDRESSES: '127.0.0.1' }
 
 void t.test('vault passes the secret provider contract', async (t) => {
   const vault = await startVaultStandIn({ token, mounts: ['secret', 'kv'], namespaces: ['team-a'] })
@@ -67,15 +68,15 @@ void t.test('faults: a hanging Vault times out, a 403 is access_denied, a closed
   await expectProviderFaults(t, provider, { backend: vault, config, downConfig, ref, value, messages })
 
   // A token Vault refuses, and none at all.
-  await expectSecretProviderError(t, () => vaultProvider({ token: 'hvs.wrong' }).resolve({ ref, config }), { what: 'a wrong token', code: 'access_denied', message: /permission denied/, value })
-  await expectSecretProviderError(t, () => vaultProvider({ env: {} }).resolve({ ref, config }), { what: 'no token at all', code: 'invalid_config', message: /VAULT_TOKEN/, value })
+  await expectSecretProviderError(t, () => vaultProvider({ token: 'hvs.wrong', env }).resolve({ ref, config }), { what: 'a wrong token', code: 'access_denied', message: /permission denied/, value })
+  await expectSecretProviderError(t, () => vaultProvider({ env: { SVC_VAULT_ALLOWED_ADDRESSES: '127.0.0.1' } }).resolve({ ref, config }), { what: 'no token at all', code: 'invalid_config', message: /VAULT_TOKEN/, value })
 })
 
 void t.test('a token source is asked at each call', async (t) => {
   const vault = await startVaultStandIn({ token })
   t.teardown(() => vault.close())
   let asked = 0
-  const provider = vaultProvider({ token: async () => (asked++, token) })
+  const provider = vaultProvider({ token: async () => (asked++, token), env })
   await provider.store({ secretId: 'x', version: 1, value: 'v', config: { address: vault.address } })
   t.equal(await provider.health({ address: vault.address }).then((h) => h.ok), true)
   t.equal(asked, 3, 'once per HTTP call (store, lookup-self, list)')

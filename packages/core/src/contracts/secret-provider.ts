@@ -17,6 +17,12 @@ export interface SecretProvider {
   resolve(input: { ref: string; config: Record<string, unknown>; secretId?: string; version?: number }): Promise<string>
   delete(input: { ref: string; config: Record<string, unknown> }): Promise<void>
   health(config: Record<string, unknown>): Promise<{ ok: boolean; message?: string }>
+  /**
+   * Problems with a configuration this node refuses, checked when a configuration is written or
+   * previewed (400 `invalid_payload`, each `path` under `/config`): e.g. an address the node's
+   * credentials may not go to. The provider refuses the same config again when it is used.
+   */
+  validateConfig?(config: Record<string, unknown>): Array<{ path: string; message: string }>
   /** Remote secrets a provider can list, for import; providers that cannot list omit it. */
   listRemote?(input: { config: Record<string, unknown>; query?: string; pageSize: number; nextToken?: string }): Promise<{
     items: Array<{ externalRef: string; name: string }>

@@ -122,6 +122,15 @@ export class SecretProviderConfigService {
         unknown.map((k) => ({ path: `/config/${k}`, message: 'not a config key of this provider' })),
       )
     }
+    // The provider's own refusals (an address its node's credentials may not go to), before any call.
+    const problems = provider.validateConfig?.(config) ?? []
+    if (problems.length) {
+      throw new SlawError(
+        'invalid_payload',
+        `${provider.type} refuses this configuration: ${problems.map((p) => p.message).join('; ')}`,
+        problems.map((p) => ({ path: `/config${p.path}`, message: p.message })),
+      )
+    }
   }
 
   /** A config of the squad (404 otherwise), read inside `session`. */
