@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { SecretProviderError, type SecretProvider } from '@slaw/core'
-import { secretProviderContract, type ContractTest, type SecretProviderContractOptions } from '@slaw/core/testing'
+import { leakedRun, secretProviderContract, type ContractTest, type SecretProviderContractOptions } from '@slaw/core/testing'
 
 // The kit against a correct in-memory provider (every check passes) and against deliberately broken
 // ones: each fails exactly the check that names its fault, and no other.
@@ -224,6 +224,38 @@ const broken: Array<{ fault: string; fails: CheckName; make: () => SecretProvide
     make: () => failsDeletedRefsWith((value) => new SecretProviderError('not_found', `deleted (it was ${value})`)),
   },
   {
+    fault: 'the not_found error of a deleted ref quotes the first 40 characters of the value',
+    fails: 'errors never contain the value',
+    make: () => failsDeletedRefsWith((value) => new SecretProviderError('not_found', `deleted (it began ${value.slice(0, 40)}…)`)),
+  },
+  {
+    fault: 'an error quotes 8 characters from the middle of the value',
+    fails: 'errors never contain the value',
+    make: () => failsDeletedRefsWith((value) => new SecretProviderError('not_found', `deleted (…${value.slice(10, 18)}…)`)),
+  },
+  {
+    fault: 'the provider logs the value it deletes',
+    fails: 'errors never contain the value',
+    make: () =>
+      new (class extends MemoryProvider {
+        override async delete(input: { ref: string; config: Record<string, unknown> }) {
+          const entry = this.entries.get(input.ref)
+          if (entry) console.error(`deleting ${input.ref} (${entry.value})`)
+          return super.delete(input)
+        }
+      })(),
+  },
+  {
+    fault: 'store answers the value beside the ref',
+    fails: 'errors never contain the value',
+    make: () =>
+      new (class extends MemoryProvider {
+        override async store(input: { secretId: string; version: number; value: string; config: Record<string, unknown> }) {
+          return { ...(await super.store(input)), stored: input.value }
+        }
+      })(),
+  },
+  {
     fault: 'the value hides deep in the cause of an error',
     fails: 'errors never contain the value',
     make: () =>
@@ -413,4 +445,34 @@ void t.test('a provider whose ref carries the value passes with valueInRef, and 
   const without = recorder()
   await secretProviderContract(without.t, () => new SealedProvider(), { ...kitOptions, unknownRefs: ['bm90LWEtc2VhbGVkLXJlZg'] })
   t.same([...without.failed.keys()], ['resolve of a deleted ref throws not_found'], 'without valueInRef, exactly the deleted-ref check fails')
+})
+
+void t.test('a check that throws names the step that threw, with the calls before it', async (t) => {
+  const run = recorder()
+  const fault = new (class extends MemoryProvider {
+    readonly deletedSecrets = new Set<string>()
+    override async delete(input: { ref: string; config: Record<string, unknown> }) {
+      const entry = this.entries.get(input.ref)
+      if (entry) this.deletedSecrets.add(entry.secretId)
+      return super.delete(input)
+    }
+    override async resolve(input: { ref: string; config: Record<string, unknown> }) {
+      const entry = this.entries.get(input.ref)
+      if (entry && this.deletedSecrets.has(entry.secretId)) throw new SecretProviderError('unavailable', 'backend lost the secret')
+      return super.resolve(input)
+    }
+  })()
+  await secretProviderContract(run.t, () => fault, kitOptions)
+  const messages = run.failed.get('delete removes only its version') ?? []
+  t.equal(messages.length, 1, `one failure: ${JSON.stringify(messages)}`)
+  t.match(messages[0], /step 'resolve of version 2 \(after store of version 1, store of version 2, delete of version 1\)' threw SecretProviderError unavailable: backend lost the secret/)
+})
+
+void t.test('leakedRun finds a run of 8 characters anywhere, and nothing shorter', async (t) => {
+  const value = 'abcdefghijklmnopqrstuvwxyz'
+  t.equal(leakedRun(new Error('…ghijklmn…'), value), 'ghijklmn', 'a run from the middle of the value')
+  t.equal(leakedRun({ deep: { deeper: ['xx', 'stuvwxyz'] } }, value), 'stuvwxyz', 'deep in an object')
+  t.equal(leakedRun(new Error('outer', { cause: new Error('…abcdefgh') }), value), 'abcdefgh', 'in a cause')
+  t.equal(leakedRun('only abcdefg here', value), undefined, 'seven characters are not a leak')
+  t.equal(leakedRun('short', 'short'), 'short', 'a value shorter than the run counts whole')
 })

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { inspect } from 'node:util'
 import type { SecretProvider, SecretProviderErrorCode } from '../contracts/secret-provider.js'
 import { SecretProviderError } from '../contracts/secret-provider.js'
@@ -85,8 +85,12 @@ const isSensitive = (key: string) => sensitive.test(key.toLowerCase().replace(/[
  *   `deletesSingleVersions: false`).
  * - `delete is idempotent`: deleting twice, or a ref never issued, succeeds.
  * - `health answers ok without throwing` and, with `brokenConfig`, `a broken backend fails clearly`.
- * - `errors never contain the value`: no value in any error's message, stack, cause or property,
- *   nor in what `health` answers.
+ * - `errors never contain the value`: no run of 8 or more characters of a value in any error's
+ *   message, stack, cause or property, in what `store` answers (unless `valueInRef`), in what
+ *   `health` answers, or in anything written to the console, stdout or stderr meanwhile.
+ *
+ * A call that throws where a check expected an answer fails that check naming the step: the call
+ * and the calls before it (`resolve of version 2 (after store of version 1, …)`).
  * - `listRemote pages with nextToken and honours pageSize and query` (skipped without listRemote):
  *   every secret `store` wrote is listed under a name that contains its secretId; `query` (the start
  *   of those secretIds) narrows the list; no page is longer than `pageSize`; following `nextToken`
@@ -108,14 +112,23 @@ export async function secretProviderContract(
   const listsRemote = typeof probe?.listRemote === 'function'
   await probe?.close?.()
 
-  /** Runs one named check with a fresh provider, closed when the check ends. */
+  /**
+   * Runs one named check with a fresh provider, closed when the check ends. A call that throws where
+   * the check expected an answer fails the check with the step that threw ("store of version 2",
+   * "resolve of version 1 after deleting version 2"), not only the provider's own error.
+   */
   const check = async (name: string, fn: (t: ContractTest, p: Calls) => Promise<void>, skipWhy: string | false = false) => {
     await t.test(`secret provider contract: ${name}`, { skip: skip || skipWhy }, async (t) => {
       const provider = await makeProvider()
       t.teardown(async () => {
         await provider.close?.()
       })
-      await fn(t, calls(provider, config, callTimeoutMs))
+      const p = calls(provider, config, callTimeoutMs)
+      try {
+        await fn(t, p)
+      } catch (error) {
+        t.ok(false, `step ${inspect(p.step())} threw ${describeError(error)}`)
+      }
     })
   }
 
@@ -219,10 +232,10 @@ export async function secretProviderContract(
       const health = 'value' in answer ? answer.value : undefined
       t.equal(health?.ok, false, 'health is not ok')
       t.ok(typeof health?.message === 'string' && health.message.length > 0, `and says why (${inspect(health?.message)})`)
-      const value = `unreachable-${randomUUID()}`
+      const value = secretValue()
       const storeFailure = await p.fails(() => p.store(secretId(), 1, value, broken))
       expectCode(t, storeFailure, ['unavailable', 'timeout', 'access_denied', 'invalid_config'], 'store on a broken backend')
-      t.ok(!leaks(storeFailure, value), 'and the error names no value')
+      t.ok(!leaks(storeFailure, value), `and the error names no part of the value (found ${inspect(leakedRun(storeFailure, value))})`)
       const resolveFailure = await p.fails(() => p.resolve(`${secretId()}`, broken))
       expectCode(t, resolveFailure, ['unavailable', 'timeout', 'access_denied', 'invalid_config', 'not_found'], 'resolve on a broken backend')
     },
@@ -230,16 +243,25 @@ export async function secretProviderContract(
   )
 
   await check('errors never contain the value', async (t, p) => {
-    const stored = await p.store(secretId(), 1, `needle-${randomUUID()}`)
-    for (const target of unknownRefs(stored, options.unknownRefs)) {
-      const failure = await p.fails(() => p.resolve(target))
-      t.ok(!leaks(failure, stored.value), `resolve of a never-issued ref: no value in the error's message, stack, cause or properties`)
+    // What the provider writes to the console or to stdout/stderr while it works counts too.
+    const output = captureOutput()
+    try {
+      const value = secretValue()
+      const stored = await p.store(secretId(), 1, value)
+      if (!options.valueInRef) t.ok(!leaks(stored.answer, value), `store's answer holds no part of the value (found ${inspect(leakedRun(stored.answer, value))})`)
+      for (const target of unknownRefs(stored, options.unknownRefs)) {
+        const failure = await p.fails(() => p.resolve(target))
+        t.ok(!leaks(failure, value), `resolve of a never-issued ref: no part of the value in the error's message, stack, cause or properties (found ${inspect(leakedRun(failure, value))})`)
+      }
+      await p.delete(stored.ref)
+      const failure = await p.fails(() => p.resolve(stored))
+      t.ok(!leaks(failure, value), `resolve of a deleted ref: no part of the value in the error's message, stack, cause or properties (found ${inspect(leakedRun(failure, value))})`)
+      const health = await settle(p.health(config))
+      t.ok(!leaks(health, value), 'health says nothing of a value')
+      t.ok(!leaks(output.text(), value), `nothing written to the console, stdout or stderr holds part of the value (found ${inspect(leakedRun(output.text(), value))})`)
+    } finally {
+      output.stop()
     }
-    await p.delete(stored.ref)
-    const failure = await p.fails(() => p.resolve(stored))
-    t.ok(!leaks(failure, stored.value), `resolve of a deleted ref: no value in the error's message, stack, cause or properties`)
-    const health = await settle(p.health(config))
-    t.ok(!leaks(health, stored.value), 'health says nothing of a value')
   })
 
   await check(
@@ -295,6 +317,8 @@ interface Stored {
   version: number
   value: string
   ref: string
+  /** All that `store` answered, to look for the value in it. */
+  answer?: unknown
 }
 
 /** The provider's calls with the kit's config filled in, each bounded by `callTimeoutMs`. */
@@ -308,6 +332,8 @@ interface Calls {
   listRemote(input: { query?: string; pageSize: number; nextToken?: string }): Promise<{ items: Array<{ externalRef: string; name: string }>; nextToken?: string }>
   /** What `fn` rejected with; a `KitFailure` when it resolved instead. */
   fails(fn: () => Promise<unknown>): Promise<unknown>
+  /** The call in progress or last made, with the calls before it: what a failure names. */
+  step(): string
 }
 
 /** Stands for "the call succeeded" where the kit wanted it to fail. */
@@ -319,7 +345,14 @@ class KitFailure extends Error {
 }
 
 function calls(provider: SecretProvider, config: Record<string, unknown>, callTimeoutMs: number): Calls {
+  const steps: string[] = []
+  const versionOf = new Map<string, string>()
+  const label = (target: string | Pick<Stored, 'ref' | 'secretId' | 'version'>) => {
+    const ref = typeof target === 'string' ? target : target.ref
+    return versionOf.get(ref) ?? (typeof target === 'string' ? `the ref ${inspect(ref)}` : `version ${target.version} of a never-issued ref`)
+  }
   const bounded = async <T>(what: string, promise: Promise<T>): Promise<T> => {
+    steps.push(what)
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new KitFailure(`${what} gave no answer within ${callTimeoutMs} ms`)), callTimeoutMs)
@@ -334,19 +367,20 @@ function calls(provider: SecretProvider, config: Record<string, unknown>, callTi
   return {
     provider,
     async store(secretId, version, value, cfg = config) {
-      const answer = await bounded('store', provider.store({ secretId, version, value, config: cfg }))
-      return { secretId, version, value, ref: answer?.ref }
+      const answer = await bounded(`store of version ${version}`, provider.store({ secretId, version, value, config: cfg }))
+      if (typeof answer?.ref === 'string') versionOf.set(answer.ref, `version ${version}`)
+      return { secretId, version, value, ref: answer?.ref, answer }
     },
     resolve: (target, cfg = config) => {
       // Built aside: a contract that predates secretId and version takes them as extra properties.
       const input = typeof target === 'string' ? { ref: target, config: cfg } : { ref: target.ref, config: cfg, secretId: target.secretId, version: target.version }
-      return bounded('resolve', provider.resolve(input))
+      return bounded(`resolve of ${label(target)}`, provider.resolve(input))
     },
-    delete: (ref, cfg = config) => bounded('delete', provider.delete({ ref, config: cfg })),
+    delete: (ref, cfg = config) => bounded(`delete of ${label(ref)}`, provider.delete({ ref, config: cfg })),
     health: (cfg) => bounded('health', provider.health(cfg)),
     listRemote: (input) => {
       if (!provider.listRemote) throw new KitFailure('the provider has no listRemote')
-      return bounded('listRemote', provider.listRemote({ config, ...input }))
+      return bounded(`listRemote ${inspect(input)}`, provider.listRemote({ config, ...input }))
     },
     async fails(fn) {
       try {
@@ -355,6 +389,41 @@ function calls(provider: SecretProvider, config: Record<string, unknown>, callTi
       } catch (error) {
         return error
       }
+    },
+    step() {
+      if (steps.length === 0) return 'before the first call'
+      const last = steps[steps.length - 1]!
+      const before = steps.slice(-6, -1)
+      return before.length ? `${last} (after ${before.join(', ')})` : last
+    },
+  }
+}
+
+/** Records what is written to the console, stdout and stderr until `stop()`, passing it on as well. */
+function captureOutput(): { text(): string; stop(): void } {
+  const chunks: string[] = []
+  const record = (chunk: unknown) => chunks.push(typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : inspect(chunk))
+  const streams = [process.stdout, process.stderr] as const
+  const writes = streams.map((stream) => stream.write)
+  streams.forEach((stream, i) => {
+    stream.write = function (this: unknown, chunk: unknown, ...rest: unknown[]) {
+      record(chunk)
+      return (writes[i] as (...args: unknown[]) => boolean).call(stream, chunk, ...rest)
+    } as typeof stream.write
+  })
+  const methods = ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const
+  const originals = methods.map((m) => console[m])
+  methods.forEach((m, i) => {
+    console[m] = (...args: unknown[]) => {
+      record(args.map((a) => (typeof a === 'string' ? a : inspect(a, { depth: 8 }))).join(' '))
+      ;(originals[i] as (...a: unknown[]) => void)(...args)
+    }
+  })
+  return {
+    text: () => chunks.join(''),
+    stop() {
+      streams.forEach((stream, i) => (stream.write = writes[i]!))
+      methods.forEach((m, i) => (console[m] = originals[i]!))
     },
   }
 }
@@ -375,22 +444,45 @@ function expectCode(t: ContractTest, failure: unknown, codes: SecretProviderErro
   t.ok(ok, `${what} throws SecretProviderError with code ${codes.join(' or ')} (got ${describeError(failure)})`)
 }
 
-/** Whether `value` shows anywhere in `thing`: message, stack, cause chain, any property, however deep. */
-export function leaks(thing: unknown, value: string): boolean {
-  if (value.length === 0) return false
+/** The shortest run of a value's characters that counts as a leak: a provider quoting part of a value leaks it. */
+export const leakRunLength = 8
+
+/**
+ * The first run of `leakRunLength` or more characters of `value` that shows anywhere in `thing`
+ * (message, stack, cause chain, any property, however deep), or undefined. A value shorter than the
+ * run counts only whole.
+ */
+export function leakedRun(thing: unknown, value: string): string | undefined {
+  if (value.length === 0) return undefined
   const seen: string[] = []
   let current: unknown = thing
   for (let depth = 0; depth < 10 && current !== undefined && current !== null; depth += 1) {
     if (current instanceof Error) seen.push(current.message, current.stack ?? '')
     current = current instanceof Error ? current.cause : undefined
   }
-  seen.push(inspect(thing, { depth: 12, maxStringLength: Infinity, maxArrayLength: Infinity, showHidden: false, getters: false }))
+  seen.push(typeof thing === 'string' ? thing : inspect(thing, { depth: 12, maxStringLength: Infinity, maxArrayLength: Infinity, showHidden: false, getters: false }))
   try {
     seen.push(JSON.stringify(thing) ?? '')
   } catch {
     // circular: inspect above saw it all
   }
-  return seen.some((text) => text.includes(value))
+  const text = seen.join('\n')
+  const run = Math.min(leakRunLength, value.length)
+  for (let i = 0; i + run <= value.length; i += 1) {
+    const piece = value.slice(i, i + run)
+    if (text.includes(piece)) return piece
+  }
+  return undefined
+}
+
+/** Whether any run of 8 or more characters of `value` shows anywhere in `thing` (see `leakedRun`). */
+export function leaks(thing: unknown, value: string): boolean {
+  return leakedRun(thing, value) !== undefined
+}
+
+/** A value made only of random characters, so that any run of it found elsewhere is a leak, never a coincidence of words. */
+export function secretValue(): string {
+  return randomBytes(24).toString('base64url')
 }
 
 function describeError(error: unknown): string {
