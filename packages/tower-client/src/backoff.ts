@@ -1,5 +1,5 @@
 /**
- * Retry timing for 429, 5xx and network errors (DECISIONS.md section 5): exponential from `baseMs`
+ * Retry timing for 429, 5xx and network errors (docs/ingest-protocol.md): exponential from `baseMs`
  * (1 s) doubling up to `maxMs` (5 min), with jitter so a fleet that lost its tower together does
  * not come back in lockstep. A `Retry-After` from the tower is a floor: never retry sooner.
  */

@@ -26,8 +26,8 @@ const perTowerKeys = [
 type Waiter = { resolve(): void; reject(err: Error): void }
 
 /**
- * Reports a slaw instance to a control tower over ingest protocol v1 (SERVICE-SPEC interface B,
- * DECISIONS.md section 5). Plug it into `createInstance({ tower: towerClient({ url }) })`.
+ * Reports a slaw instance to a control tower over ingest protocol v1
+ * (docs/ingest-protocol.md). Plug it into `createInstance({ tower: towerClient({ url }) })`.
  *
  * - One loop per node; only the node holding the `tower_reporter` lease in storage talks to the
  *   tower, so several nodes of one instance report once. The others re-read the shared state to
@@ -564,7 +564,7 @@ class DefaultTowerClient implements TowerClient {
       return this.retryIn(delay, true)
     }
     if (isCredentialLost(err)) {
-      // DECISIONS.md section 5: a 401 means the key is lost (the reference tower answers a revoked
+      // docs/ingest-protocol.md: a 401 means the key is lost (the reference tower answers a revoked
       // instance so). Back to enrolling; in enforce mode the API is gated until the tower approves again.
       ctx.log.warn({ code: err.code }, 'the tower refused the instance key; enrolling again')
       this.live.close('instance key refused')

@@ -19,7 +19,7 @@ export function dayStart(now: Date): Date {
 const metered = (b: BillingType) => b === 'metered_api'
 
 /**
- * The tower's fleet limit as an extra ceiling (SERVICE-SPEC "Limit semantics"): metered cost events
+ * The tower's fleet limit as an extra ceiling (docs/ingest-protocol.md: LimitSpec): metered cost events
  * count against `costLimitCents`, subscription-billed tokens against `tokenLimit`, over the current
  * UTC month. `soft` warns, `hard` also blocks; `off` is no limit. Local budgets are checked by their
  * own guards, so this can only ever add a refusal.

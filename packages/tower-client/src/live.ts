@@ -26,7 +26,7 @@ export interface LiveChannelOptions {
 }
 
 /**
- * The live channel (DECISIONS.md section 5): a WebSocket to `{tower}/api/ingest/v1/live`, hello with
+ * The live channel (docs/ingest-protocol.md): a WebSocket to `{tower}/api/ingest/v1/live`, hello with
  * the key, then fact frames as they are written, and pings, until the requested duration ends or
  * `stop_live_stream` arrives. Best effort: sync stays the record, and the tower deduplicates a fact
  * that comes both ways.

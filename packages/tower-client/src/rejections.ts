@@ -3,7 +3,7 @@ import type { Reporter } from './reporter.js'
 import type { RejectionRecord } from './state.js'
 
 /**
- * Parks what cannot go through so the rest flows (DECISIONS.md section 5): a record the tower
+ * Parks what cannot go through so the rest flows (docs/ingest-protocol.md): a record the tower
  * refused (400) or a skill this instance cannot apply. Counted and shown in GET /api/tower
  * (`rejectedCount`, `lastRejection`) and logged; never dropped silently, never retried blindly.
  */

@@ -38,7 +38,7 @@ export async function pullSkills(r: Reporter, http: IngestHttp, apiKey: string):
 }
 
 /**
- * The reference tower's skills may lack `hasFiles` and `updatedAt` (DECISIONS.md section 5):
+ * The reference tower's skills may lack `hasFiles` and `updatedAt` (docs/ingest-protocol.md):
  * `hasFiles` is derived from `files`, `updatedAt` taken from the catalog entry (else now).
  */
 export function withSkillDefaults(body: unknown, descriptor?: { updatedAt: string }): unknown {

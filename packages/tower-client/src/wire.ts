@@ -42,7 +42,7 @@ function isNullable(field: TSchema): boolean {
 
 /**
  * The wire type's fields, and only those. A nullable field the payload lacks is sent as null: the
- * reference tower rejects a batch whose nullable keys are missing (DECISIONS.md section 5), so the
+ * reference tower rejects a batch whose nullable keys are missing (docs/ingest-protocol.md), so the
  * rule holds whoever built the payload.
  */
 function pick(schema: TObject, payload: Record<string, unknown>): Record<string, unknown> {

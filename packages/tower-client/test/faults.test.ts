@@ -117,7 +117,7 @@ t.test('500 and 429 mid-batch, a lost acknowledgement, a refused key', async (t)
     const enrolls = proxy.count('/enroll')
     proxy.fail({ path: '/heartbeat', times: 1, status: 401, code: 'unauthorized' })
     await eventually(async () => proxy.count('/enroll') > enrolls, 10_000, 'a new enrollment')
-    // Gated in between (DECISIONS.md section 5); this tower approves the recovery at once.
+    // Gated in between (docs/ingest-protocol.md); this tower approves the recovery at once.
     await eventually(async () => (await inst.status()).state === 'connected', 10_000, 'connected with the new key')
     t.equal((await inst.call('GET', '/api/squads')).status, 200, 'serving again with the new key')
     await createIssues(inst, squadId, 1, 'after-401')
