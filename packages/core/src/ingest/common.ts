@@ -21,7 +21,7 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 /**
  * A field marked `?` on the wire. A receiver accepts it absent or null; a sender always writes the
  * key, null when empty: the reference tower rejects a batch whose nullable keys are missing
- * (DECISIONS.md section 5). The tower client fills missing ones with null before sending.
+ * (docs/ingest-protocol.md). The tower client fills missing ones with null before sending.
  */
 export const Maybe = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema))
 

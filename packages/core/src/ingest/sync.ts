@@ -100,7 +100,7 @@ export const CostEventFact = Type.Object({
 /**
  * A run, as the tower sees it. Whoever builds it (core's run engine writes it to the outbox) sends
  * `startedAt` and `finishedAt` as null while unknown, never leaves the keys out, and maps a local
- * `timed_out` run to `failed` (DECISIONS.md section 5).
+ * `timed_out` run to `failed` (docs/ingest-protocol.md).
  */
 export const RunEventFact = Type.Object({
   type: Type.Literal('run_event'),

@@ -38,7 +38,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     items: await issues.inbox(req.actor, req.query.status?.split(',') as IssueStatus[] | undefined, req.query.limit),
   }))
 
-  // Another agent of the squad sees the spec's fields only; the agent itself and the Operator see all
+  // Another agent of the squad sees the public fields only (docs/authorization.md); the agent itself and the Operator see all
   // (the Operator also its adapterConfig).
   const AgentOrPeerBody = Type.Object({ agent: Type.Union([AgentSchema, AgentPeerSchema]) })
   const getAgent = { tags, params: IdParams, response: { 200: AgentOrPeerBody, ...errors } } as const

@@ -14,7 +14,7 @@ export const AgentSchema = Type.Object(
 )
 
 /**
- * What another agent sees of an agent: the fields SERVICE-SPEC shows for GET /api/agents/{id}.
+ * What another agent sees of an agent: its public fields on GET /api/agents/{id} (docs/authorization.md).
  * Prompt, permissions, instructions path and budget are for the agent itself and the Operator.
  */
 export const AgentPeerSchema = Type.Object(Type.Pick(AgentRecord, ['id', 'squadId', 'name', 'role', 'title', 'status', 'adapterType']).properties, {
@@ -32,7 +32,7 @@ export const AgentMe = Type.Object({
   chainOfCommand: Type.Array(ChainLink),
 }, { $id: 'AgentMe', title: 'AgentMe' })
 
-/** The adapter's settings (DECISIONS section 4); checked by the service and the adapter's validateConfig. */
+/** The adapter's settings (docs/heartbeats.md: adapterConfig); checked by the service and the adapter's validateConfig. */
 export const AdapterConfig = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 100 })
 
 export const CreateAgentBody = Type.Object(

@@ -6,7 +6,7 @@ export const Timestamp = Type.String({ format: 'date-time' })
 
 /**
  * Path ids are plain strings on purpose: a malformed UUID must answer 404 like an unknown one
- * (DECISIONS.md), so the services check the shape, not the validator.
+ * (docs/errors.md), so the services check the shape, not the validator.
  */
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) })
 export const SquadParams = Type.Object({ squadId: Type.String({ maxLength: 200 }) })

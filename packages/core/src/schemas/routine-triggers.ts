@@ -9,7 +9,7 @@ const Label = Nullable(Type.String({ maxLength: 200 }))
 const CronExpression = Type.String({ minLength: 9, maxLength: 200 })
 const Timezone = Type.String({ minLength: 1, maxLength: 64 })
 
-/** A trigger, discriminated by `kind` (SERVICE-SPEC Resources: Routine). */
+/** A trigger, discriminated by `kind` (docs/routines.md). */
 export const CreateTriggerBody = Type.Union([
   Type.Object(
     { kind: Type.Literal('schedule'), label: Type.Optional(Label), enabled: Type.Optional(Type.Boolean()), cronExpression: CronExpression, timezone: Type.Optional(Timezone) },

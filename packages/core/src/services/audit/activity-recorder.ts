@@ -104,7 +104,7 @@ function flatScalars(details: Record<string, unknown> | null): Record<string, st
   return out
 }
 
-/** Upsert snapshots in the ingest wire shape (DECISIONS.md section 5). Never bodies, prompts or config. */
+/** Upsert snapshots in the ingest wire shape (docs/ingest-protocol.md). Never bodies, prompts or config. */
 export const outboxUpserts = {
   squad: (s: Squad, spentMonthlyCents = 0, deleted = false) => ({
     kind: 'upsert' as const,
@@ -136,7 +136,7 @@ export const outboxUpserts = {
       adapterType: a.adapterType,
       budgetMonthlyCents: a.budgetMonthlyCents,
       spentMonthlyCents,
-      // Nullable keys are always present, null when empty (DECISIONS.md section 5).
+      // Nullable keys are always present, null when empty (docs/ingest-protocol.md: nullable keys).
       title: a.title || null,
       reportsToLocalId: a.reportsToAgentId ?? null,
       updatedAt: (deleted ? new Date() : a.updatedAt).toISOString(),

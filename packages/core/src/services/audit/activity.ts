@@ -6,7 +6,7 @@ import { isUuid, uuidv7 } from '../foundation/ids.js'
 import { redact } from '../foundation/redact.js'
 import type { SquadService } from '../org/squads.js'
 
-/** The activity list's server maximum (DECISIONS.md: default 100, clamped to 500). */
+/** The activity list's server maximum (default 100, clamped to 500; docs/governance.md). */
 export const activityLimitMax = 500
 
 export class ActivityService {

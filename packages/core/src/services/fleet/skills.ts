@@ -55,7 +55,7 @@ export const defaultTrustLevel = 'local'
 /** `sourceType` a deleted skill's last `squad_skill` upsert carries: the tower's tombstone. */
 export const deletedSourceType = 'deleted'
 
-/** The upsert a squad skill sends to the tower (DECISIONS.md section 5); never its content. */
+/** The upsert a squad skill sends to the tower (docs/ingest-protocol.md); never its content. */
 export function squadSkillUpsert(s: SquadSkill | SquadSkillSummary, deletedAt?: Date) {
   return {
     kind: 'upsert' as const,
@@ -68,7 +68,7 @@ export function squadSkillUpsert(s: SquadSkill | SquadSkillSummary, deletedAt?: 
       squadLocalId: s.squadId,
       key: s.key,
       name: s.name,
-      // Nullable keys are always present, null when empty (DECISIONS.md section 5).
+      // Nullable keys are always present, null when empty (docs/ingest-protocol.md: nullable keys).
       description: s.description ?? null,
       sourceType: deletedAt ? deletedSourceType : s.sourceType,
       trustLevel: s.trustLevel,

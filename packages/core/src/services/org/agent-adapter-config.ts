@@ -6,7 +6,7 @@ import { isUuid } from '../foundation/ids.js'
 const envName = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
 
 /**
- * Checks an agent's adapterConfig (DECISIONS section 4) before it is stored: the common keys the run
+ * Checks an agent's adapterConfig (docs/heartbeats.md: adapterConfig) before it is stored: the common keys the run
  * engine reads (`env` bindings, `timeoutSec`, `graceSec`), then the adapter's own `validateConfig`.
  * Problems answer 400 `invalid_payload` with every detail. Only the Operator may bind a secret.
  */

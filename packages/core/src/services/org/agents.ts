@@ -16,7 +16,7 @@ export interface CreateAgentInput {
   reportsToAgentId?: string | null
   prompt?: string | null
   desiredSkills?: string[]
-  /** How the adapter reaches the agent (Operator only; DECISIONS section 4). */
+  /** How the adapter reaches the agent (Operator only; docs/heartbeats.md: adapterConfig). */
   adapterConfig?: Record<string, unknown>
 }
 
@@ -50,7 +50,7 @@ export class AgentService {
 
   /**
    * An agent for an Operator-only action. Visibility comes first, so another squad's agent key gets
-   * 404 (DECISIONS.md: ids do not leak), and its own squad's agent key gets 403.
+   * 404 (docs/authorization.md: ids do not leak), and its own squad's agent key gets 403.
    */
   private async managed(session: StorageSession, actor: Actor, agentId: string): Promise<Agent> {
     const agent = await this.visible(session, actor, agentId)
@@ -91,7 +91,7 @@ export class AgentService {
     if (!this.ctx.adapters.has(input.adapterType)) {
       throw invalid('/adapterType', `adapterType must be one of: ${[...this.ctx.adapters.keys()].join(', ') || '(none registered)'}`)
     }
-    // The spec's create body has no adapterConfig, so clients that follow it (and the shared bench)
+    // adapterConfig is optional in the create body, so many clients (and the shared bench)
     // create agents without one: such an agent is unconfigured until PATCHed, and its wakes fail with
     // a sentence naming the missing setting. A config that is given is checked in full.
     const adapterConfig = input.adapterConfig ?? {}

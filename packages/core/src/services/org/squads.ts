@@ -21,7 +21,7 @@ export function slugify(name: string): string {
 }
 
 /**
- * Issue identifier prefixes: up to 4 uppercase letters from the slug (DECISIONS.md), unique across
+ * Issue identifier prefixes: up to 4 uppercase letters from the slug (docs/issues.md), unique across
  * the instance so an identifier alone names one issue. Candidates in order of preference.
  */
 export function prefixCandidates(slug: string): string[] {
@@ -121,7 +121,7 @@ export class SquadService {
 
   async update(actor: Actor, squadId: string, input: { name?: string }): Promise<Squad> {
     return this.ctx.storage.transaction(async (tx) => {
-      // Visibility first: another squad's agent gets 404 here too, never 403 (DECISIONS.md).
+      // Visibility first: another squad's agent gets 404 here too, never 403 (docs/authorization.md).
       await this.visible(tx, actor, squadId)
       requireOperator(actor)
       const patch: { name?: string } = {}

@@ -21,7 +21,7 @@ export interface VariableInput {
 }
 
 /**
- * Checks definitions as the spec states them (name pattern, unique names, `options` required for
+ * Checks definitions by the rules of docs/routines.md (name pattern, unique names, `options` required for
  * and allowed only on `select`, a default of the variable's type) and fills the defaults.
  * Every problem is reported at once, each with its path.
  */

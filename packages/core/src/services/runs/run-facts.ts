@@ -2,7 +2,7 @@ import type { NewOutboxEntry } from '../../contracts/storage.js'
 import type { HeartbeatRun } from '../../records.js'
 
 /**
- * The tower's `run_event` fact for a run (DECISIONS section 5): upserted by localId, so each status
+ * The tower's `run_event` fact for a run (docs/ingest-protocol.md): upserted by localId, so each status
  * change re-sends it. A local `timed_out` is sent as `failed`; every nullable key is sent, as null
  * when empty. Never output, errors or config.
  */

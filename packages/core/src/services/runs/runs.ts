@@ -107,7 +107,7 @@ export class RunService {
     return this.ctx.storage.heartbeatRuns.listForIssue(issue.id, Math.min(Math.max(limit, 1), 500))
   }
 
-  /** Issues the run touched; an unknown run (or another squad's) is an empty list, per the spec. */
+  /** Issues the run touched; an unknown run (or another squad's) is an empty list (docs/heartbeats.md). */
   async touchedIssues(actor: Actor, runId: string): Promise<IssueSummary[]> {
     if (!isUuid(runId)) return []
     const run = await this.ctx.storage.heartbeatRuns.get(runId.toLowerCase())

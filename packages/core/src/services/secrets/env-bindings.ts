@@ -1,7 +1,7 @@
 import type { Actor } from '../foundation/actor.js'
 
 /**
- * Env bindings (agent `adapterConfig.env`, routine `env`), as DECISIONS section 4 defines them: a
+ * Env bindings (agent `adapterConfig.env`, routine `env`), as docs/secrets.md defines them: a
  * plain string, `{type:'plain', value}`, or `{type:'secret_ref', secretId, version}`. A secret_ref is
  * resolved only at run start, each resolve writing a secret access event; responses show the binding
  * as written, never its value. Defined with the routine records (records/routines.ts).

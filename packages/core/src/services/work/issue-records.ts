@@ -44,7 +44,7 @@ export class IssueRecordService {
 
   /**
    * Any agent of the squad may comment (comments are how agents talk); `reopen` on a done or
-   * cancelled issue sets it back to `todo` and clears its checkout (DECISIONS.md). Joins the
+   * cancelled issue sets it back to `todo` and clears its checkout (docs/issues.md). Joins the
    * caller's transaction when there is one; `submitComment` is the cheaper path for a caller without.
    */
   async addComment(actor: Actor, issueId: string, input: { body: string; reopen?: boolean }): Promise<Comment> {

@@ -9,7 +9,7 @@ import { GroupCommit } from '../foundation/group-commit.js'
 import type { SquadService } from '../org/squads.js'
 import { wakeOnAssignment, wakeOnChildrenDone, wakeOnMentions, type AssignmentWake } from '../runs/wake-causes.js'
 
-/** Statuses a checkout accepts when the caller gives no `expectedStatuses` (the spec's state table). */
+/** Statuses a checkout accepts when the caller gives no `expectedStatuses` (docs/issues.md). */
 export const defaultCheckoutStatuses: IssueStatus[] = ['todo', 'backlog', 'blocked', 'in_review']
 export const defaultInboxStatuses: IssueStatus[] = ['todo', 'in_progress', 'in_review', 'blocked']
 const checkoutLockTtlMs = 10_000
