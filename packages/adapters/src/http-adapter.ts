@@ -16,7 +16,7 @@ export interface HttpAdapterOptions {
   outputTailBytes?: number
 }
 
-/** The agent config of an `http` agent (DECISIONS section 4). */
+/** The agent config of an `http` agent (docs/adapters.md; adapterConfig in docs/heartbeats.md). */
 export interface HttpAgentConfig {
   url: string
   headers?: Record<string, string>

@@ -2,14 +2,14 @@ import t from 'tap'
 import { eachBackend } from './helpers/instance.js'
 import { addAgent } from './helpers/fixtures.js'
 
-eachBackend(t, 'another agent sees only the spec fields of an agent', async (t, api) => {
+eachBackend(t, 'another agent sees only the public fields of an agent', async (t, api) => {
   const s = await api.seed('Peers')
   const bob = await addAgent(api, s.squadId, 'bob', { prompt: 'private prompt' })
   t.equal((await api.call('PATCH', `/api/agents/${bob.id}/permissions`, { canDeploy: true, scopes: ['prod'] })).status, 200)
 
   const asPeer = await api.call('GET', `/api/agents/${bob.id}`, undefined, s.agentToken)
   t.equal(asPeer.status, 200)
-  t.same(Object.keys(asPeer.body.agent).sort(), ['adapterType', 'id', 'name', 'role', 'squadId', 'status', 'title'], 'the fields SERVICE-SPEC shows')
+  t.same(Object.keys(asPeer.body.agent).sort(), ['adapterType', 'id', 'name', 'role', 'squadId', 'status', 'title'], 'the public fields (docs/authorization.md)')
   t.notOk(JSON.stringify(asPeer.body).includes('prod'), 'no permissions')
   t.notOk(JSON.stringify(asPeer.body).includes('private prompt'), 'no prompt')
 

@@ -35,7 +35,7 @@ eachBackend(t, 'agents', async (t, api) => {
     isError(t, await api.call('POST', `/api/squads/${s.squadId}/agents`, { name: 'x', adapterType: 'process' }), 400, 'invalid_payload', 'role is required')
     isError(t, await api.call('POST', `/api/squads/${s.squadId}/agents`, { ...body, name: ' ' }), 400, 'invalid_payload', 'blank name')
     const bare = await api.call('POST', `/api/squads/${s.squadId}/agents`, { name: 'bare', role: 'engineer', adapterType: 'process' })
-    t.equal(bare.status, 201, 'the spec\'s create body (no adapterConfig) creates an unconfigured agent')
+    t.equal(bare.status, 201, 'a create body without adapterConfig creates an unconfigured agent')
     await api.call('DELETE', `/api/agents/${bare.body.agent.id}`)
     isError(t, await api.call('POST', `/api/squads/${unknownId}/agents`, body), 404, 'not_found', 'unknown squad')
 

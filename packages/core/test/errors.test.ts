@@ -40,7 +40,7 @@ t.test('registry entries are well-formed', async (t) => {
   t.same(withDetails.toJSON(), { error: 'Bad title.', code: 'invalid_payload', details: [{ path: '/title', message: 'must be string' }] })
 })
 
-t.test('the codes DECISIONS.md fixes have the statuses it fixes', async (t) => {
+t.test('the documented codes have the statuses docs/errors.md gives them', async (t) => {
   const decided: Record<string, number> = {
     unauthorized: 401, forbidden: 403, not_found: 404, invalid_payload: 400, invalid_state: 422, rate_limited: 429, payload_too_large: 413,
     issue_checked_out: 409, project_paused: 409, budget_exhausted: 409, tower_limit_reached: 409, slug_taken: 409, agent_name_taken: 409,

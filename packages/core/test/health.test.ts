@@ -25,7 +25,7 @@ t.test('every part ok', async (t) => {
   t.teardown(() => instance.close())
   const h = await health(instance)
   t.equal(h.status, 200)
-  t.equal(h.body.status, 'ok', 'the status field of DECISIONS.md stays')
+  t.equal(h.body.status, 'ok', 'the status field of docs/runtime-contract.md stays')
   t.same(h.body.parts, { storage: { status: 'ok' }, locks: { status: 'ok' }, tower: { status: 'ok', reason: 'no tower client' }, jobs: { status: 'ok' } })
 })
 

@@ -20,7 +20,7 @@ export async function addIssue(api: TestApi, squadId: string, body: Record<strin
 }
 
 /**
- * Asserts an error answer: the status, the code, and the exact body shape of DECISIONS.md
+ * Asserts an error answer: the status, the code, and the exact body shape of docs/errors.md
  * (`{error, code}` plus `details[]` of `{path, message}` when present, nothing else).
  */
 export function isError(t: Test, res: Res, status: number, code: string, message?: string): void {
