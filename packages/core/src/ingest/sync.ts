@@ -159,7 +159,7 @@ export const SyncRequest = Type.Object({
 export type SyncRequest = Static<typeof SyncRequest>
 
 export const SyncResponse = Type.Object({
-  /** The highest batchCursor the tower stored for this instance. */
+  /** The batchCursor of the batch just stored, echoed (docs/ingest-protocol.md); the sender moves its cursor only when it is at or past its own. */
   acknowledgedCursor: Type.String(),
   accepted: Type.Object({
     /** Upserts received and applied (a stale one, older than what is stored, is accepted and ignored). */
