@@ -1,5 +1,7 @@
 // Contract test kits: what a third-party implementation of a slaw contract runs to prove itself.
 export type { ContractMessage, ContractTest, ContractTestOptions } from './contract-test.js'
+export { collectingContractTest, nodeTestContract } from './runners.js'
+export type { CollectingContractTest, NodeTestContext } from './runners.js'
 export { lockContract } from './lock-contract.js'
 export type { LockContractOptions, LockContractSettings, MakeLocks } from './lock-contract.js'
 export { storageContract } from './storage-contract.js'
