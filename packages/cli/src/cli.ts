@@ -18,7 +18,8 @@ Commands:
 
 Environment: PORT, HOST, SVC_OPERATOR_KEY, DATABASE_URL, REDIS_URL, SVC_DATA_DIR (memory:// for in-memory),
 SVC_MASTER_KEY, SVC_TOWER_URL, SVC_TOWER_MODE, SVC_INSTANCE_ID, SVC_TOWER_HEARTBEAT_SEC, SVC_TOWER_SYNC_SEC,
-SVC_TOWER_ENROLLMENT_SECRET, SVC_METRICS_PORT, SVC_METRICS_HOST, LOG_LEVEL. See docs/configuration.md.
+SVC_TOWER_ENROLLMENT_SECRET, SVC_METRICS_PORT, SVC_METRICS_HOST, SVC_AUTH_FAILURE_LIMIT, SVC_AUTH_FAILURE_WINDOW_SEC,
+LOG_LEVEL. See docs/configuration.md.
 `
 
 /** Runs a command; resolves to an exit code, or undefined while a server keeps the process alive. */

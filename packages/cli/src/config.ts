@@ -10,6 +10,8 @@ export interface StartConfig {
   redisUrl: string | undefined
   dataDir: string
   masterKey: string | undefined
+  /** SVC_AUTH_FAILURE_LIMIT (0: no limit) and SVC_AUTH_FAILURE_WINDOW_SEC: failed authentications per client address. */
+  authFailureLimit: { max: number; windowSec: number } | false
   logLevel: string
   /** SVC_METRICS_PORT: `/metrics` on a port of its own (no key); unset: on the API port for an Operator key. */
   metricsPort: number | undefined
@@ -78,6 +80,7 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
     redisUrl: env.REDIS_URL || undefined,
     dataDir: values['data-dir'] ?? env.SVC_DATA_DIR ?? './.slaw',
     masterKey: env.SVC_MASTER_KEY || undefined,
+    authFailureLimit: authFailureLimit(env),
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
     metricsPort: env.SVC_METRICS_PORT ? int('SVC_METRICS_PORT', env.SVC_METRICS_PORT, 0, 0, 65535) : undefined,
     metricsHost: env.SVC_METRICS_HOST || '127.0.0.1',
@@ -93,6 +96,12 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
         }
       : undefined,
   }
+}
+
+function authFailureLimit(env: Record<string, string | undefined>): StartConfig['authFailureLimit'] {
+  const max = int('SVC_AUTH_FAILURE_LIMIT', env.SVC_AUTH_FAILURE_LIMIT, 30, 0, 1_000_000)
+  if (max === 0) return false
+  return { max, windowSec: int('SVC_AUTH_FAILURE_WINDOW_SEC', env.SVC_AUTH_FAILURE_WINDOW_SEC, 60, 1, 86_400) }
 }
 
 /** The tower client's options for `slaw start`: without SVC_TOWER_URL it starts disconnected. */

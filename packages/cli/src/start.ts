@@ -48,6 +48,7 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     ...(config.masterKey ? { masterKey: config.masterKey } : config.dataDir !== 'memory://' ? { masterKey: { file: join(config.dataDir, core.masterKeyFileName) } } : {}),
     ...(config.metricsPort !== undefined ? { metrics: { port: config.metricsPort, host: config.metricsHost } } : {}),
     runs: core.runOptionsFromEnv(process.env),
+    authFailureLimit: config.authFailureLimit,
     ...(process.env.SVC_PUBLIC_URL ? { publicUrl: process.env.SVC_PUBLIC_URL } : {}),
     ...(config.operatorKey ? { operatorKey: config.operatorKey } : {}),
     onOperatorKeyCreated: (token) => {

@@ -13,6 +13,7 @@ import type { ServiceContext } from './services/foundation/context.js'
 import { createServices, type Services } from './services/index.js'
 import { JobRunner, type JobRunnerOptions } from './services/runs/jobs.js'
 import { checkMasterKey, loadMasterKey, type MasterKeyOption } from './services/secrets/master-key-loading.js'
+import type { AuthFailureLimitOptions } from './services/foundation/auth-failures.js'
 import { RoutineScheduler, type RoutineSchedulerOptions } from './services/routines/schedule-poller.js'
 import { routineRunJobKind } from './services/routines/firing.js'
 import { checkHealth } from './services/foundation/health.js'
@@ -54,6 +55,12 @@ export interface InstanceOptions {
    * holding another key refuses to start (`MasterKeyMismatchError`).
    */
   masterKey?: MasterKeyOption
+  /**
+   * Failed authentications allowed per client address before it answers 429 `rate_limited` with
+   * Retry-After: `{ max (30), windowSec (60), maxTracked (10,000) }`, or false for no limit. Counted
+   * per node, in memory; valid keys are never counted or slowed.
+   */
+  authFailureLimit?: AuthFailureLimitOptions | false
   /** Deadline of one secret-provider call (resolve, store, health, list). Default 10 s. */
   secretProviderTimeoutMs?: number
   /** Routine schedule polling on this node, or false for none. Off too when `jobs` is false. */
@@ -172,6 +179,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     ...(options.secretProviders ? { secretProviders: options.secretProviders } : {}),
     ...(options.secretProviderTimeoutMs !== undefined ? { secretProviderTimeoutMs: options.secretProviderTimeoutMs } : {}),
     ...(options.runs ? { runs: options.runs } : {}),
+    ...(options.authFailureLimit !== undefined ? { authFailureLimit: options.authFailureLimit } : {}),
     node: { nodeId: jobs.nodeId, watchMs: Math.max(50, Math.floor(jobs.leaseMs / 3)) },
   })
   ctx.secrets = services.secrets

@@ -20,7 +20,8 @@ export const authPlugin = fp(
         if (gate) throw new SlawError('instance_not_enrolled', gate.message)
       }
       const runId = request.headers['x-svc-run-id']
-      request.actor = await app.slaw.services.auth.authenticate(request.headers.authorization, Array.isArray(runId) ? runId[0] : runId)
+      // The socket's address (fastify's request.ip): failed authentications are limited per address.
+      request.actor = await app.slaw.services.auth.authenticate(request.headers.authorization, Array.isArray(runId) ? runId[0] : runId, request.ip)
     })
   },
   { name: 'slaw-auth', fastify: '5.x' },

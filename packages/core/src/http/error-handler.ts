@@ -51,6 +51,28 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
   socket.destroy()
 }
 
+/** Bounds of an error body: a huge bad request must not make a huge answer (or log line). */
+export const errorBodyLimits = { details: 20, pathChars: 200, messageChars: 300, errorChars: 1000 }
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (truncated)`
+}
+
+/**
+ * At most `details` entries, each path and message clipped, and the sentence clipped (validation
+ * messages repeat the details). When entries were dropped, a last entry says how many.
+ */
+export function capErrorBody<B extends { error: string; details?: ErrorDetail[] }>(body: B): B {
+  const { details, error } = body
+  const capped: B = { ...body, error: clip(error, errorBodyLimits.errorChars) }
+  if (details) {
+    const kept = details.slice(0, errorBodyLimits.details).map((d) => ({ path: clip(d.path, errorBodyLimits.pathChars), message: clip(d.message, errorBodyLimits.messageChars) }))
+    if (details.length > kept.length) kept.push({ path: '/', message: `details truncated: ${details.length - kept.length} more not shown` })
+    capped.details = kept
+  }
+  return capped
+}
+
 /** Maps every failure onto the error body of DECISIONS.md. 5xx bodies never carry internals. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvIssue[]; validationContext?: string }, request, reply) => {
@@ -75,9 +97,11 @@ export function installErrorHandler(app: FastifyInstance): void {
       out = new SlawError('internal_error')
     }
     if (out.statusCode >= 500 && !(err instanceof SlawError)) request.log.warn({ code: out.code, err }, 'request failed')
-    void reply.status(out.statusCode).send(out.toJSON())
+    const retryAfter = (out as { retryAfterSec?: unknown }).retryAfterSec
+    if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter))
+    void reply.status(out.statusCode).send(capErrorBody(out.toJSON()))
   })
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send(new SlawError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`).toJSON())
+    void reply.status(404).send(capErrorBody(new SlawError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`).toJSON()))
   })
 }

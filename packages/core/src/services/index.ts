@@ -2,6 +2,7 @@ import { ActivityService } from './audit/activity.js'
 import { AgentService } from './org/agents.js'
 import { ApprovalService } from './governance/approvals.js'
 import { AuthService } from './foundation/auth.js'
+import type { AuthFailureLimitOptions } from './foundation/auth-failures.js'
 import { BudgetService } from './money/budgets.js'
 import type { ServiceContext } from './foundation/context.js'
 import { CostService } from './money/costs.js'
@@ -55,6 +56,8 @@ export interface CreateServicesOptions {
   runs?: RunOptions
   /** This node's job-runner identity and how often a running run checks for a cancel from another node. */
   node?: { nodeId: string; watchMs: number }
+  /** Failed authentications allowed per client address, or false for no limit. */
+  authFailureLimit?: AuthFailureLimitOptions | false
 }
 
 export function createServices(ctx: ServiceContext, options: CreateServicesOptions = {}): Services {
@@ -73,7 +76,7 @@ export function createServices(ctx: ServiceContext, options: CreateServicesOptio
   const costs = new CostService(ctx, squads, issues, budgets)
   const engine = new RunEngine(ctx, issues, costs, options.runs ?? {}, options.node ?? { nodeId: 'node-local', watchMs: 20_000 })
   return {
-    auth: new AuthService(ctx),
+    auth: new AuthService(ctx, options.authFailureLimit ?? {}),
     squads,
     agents,
     issues,

@@ -5,6 +5,7 @@ import { requireOperator, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
 import { hashToken, isUuid, newToken, uuidv7 } from './ids.js'
 import { RunTokens } from '../runs/run-tokens.js'
+import { AuthFailureLimiter, type AuthFailureLimitOptions } from './auth-failures.js'
 
 /** RFC 7235: the scheme is case-insensitive; the token is a b64token of 16 to 512 characters. */
 const bearer = /^Bearer +([A-Za-z0-9._~+/=-]{16,512})$/i
@@ -19,12 +20,45 @@ const cacheTtlMs = 2_000
 export class AuthService {
   private readonly cache = new Map<string, { actor: Actor; expiresAt: number; keyExpiresAt: number | null }>()
   private readonly runTokens: RunTokens
+  private readonly failures: AuthFailureLimiter | undefined
 
-  constructor(private readonly ctx: ServiceContext) {
+  constructor(
+    private readonly ctx: ServiceContext,
+    /** Failed authentications allowed per client address (`false`: no limit). */
+    failureLimit: AuthFailureLimitOptions | false = {},
+  ) {
     this.runTokens = new RunTokens(ctx.masterKey)
+    this.failures = failureLimit === false ? undefined : new AuthFailureLimiter(failureLimit, () => ctx.now().getTime())
   }
 
-  async authenticate(authorization: string | undefined, runId: string | undefined): Promise<Actor> {
+  /**
+   * Bearer token → Actor. With `client` (the caller's address), failures are counted per address:
+   * past the limit the address gets 429 `rate_limited` with `retryAfterSec` (the Retry-After header)
+   * instead of a key check, so guessing keys stops. A key this node validated moments ago (in the
+   * cache) still passes: valid keys are never slowed, even from an address an attacker shares.
+   */
+  async authenticate(authorization: string | undefined, runId: string | undefined, client?: string): Promise<Actor> {
+    if (!this.failures || client === undefined) return this.check(authorization, runId)
+    const wait = this.failures.blockedFor(client)
+    if (wait > 0 && !this.isCachedKey(authorization)) throw new AuthRateLimitedError(wait)
+    try {
+      return await this.check(authorization, runId)
+    } catch (err) {
+      if (err instanceof SlawError && err.code === 'unauthorized') this.failures.fail(client)
+      throw err
+    }
+  }
+
+  /** Whether the header carries a key this node resolved and still holds in its cache. */
+  private isCachedKey(authorization: string | undefined): boolean {
+    const match = authorization ? bearer.exec(authorization) : null
+    if (!match) return false
+    const cached = this.cache.get(hashToken(match[1]!))
+    const now = this.ctx.now().getTime()
+    return Boolean(cached && cached.expiresAt > now && (cached.keyExpiresAt === null || cached.keyExpiresAt > now))
+  }
+
+  private async check(authorization: string | undefined, runId: string | undefined): Promise<Actor> {
     const match = authorization ? bearer.exec(authorization) : null
     if (!match) throw new SlawError('unauthorized', 'Send Authorization: Bearer <API key>.')
     if (RunTokens.looksLikeJwt(match[1]!)) return this.authenticateRun(match[1]!, runId)
@@ -136,5 +170,12 @@ export class AuthService {
     if (actor.type === 'operator' && actor.keyId === id) throw new SlawError('invalid_state', 'An Operator key cannot revoke itself.')
     await this.ctx.storage.keys.revoke(id)
     this.invalidate()
+  }
+}
+
+/** 429 for an address past its failed-authentication limit; `retryAfterSec` becomes Retry-After. */
+export class AuthRateLimitedError extends SlawError {
+  constructor(readonly retryAfterSec: number) {
+    super('rate_limited', `Too many failed authentications from this address; retry in ${retryAfterSec} s.`)
   }
 }
