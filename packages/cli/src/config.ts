@@ -1,7 +1,7 @@
 import type { TowerClientOptions } from '@slaw/tower-client'
 import { parseArgs } from 'node:util'
 
-/** Everything `slaw start` reads, from flags first and the environment second (DECISIONS.md section 1). */
+/** Everything `slaw start` reads, from flags first and the environment second (docs/runtime-contract.md; every variable in docs/configuration.md). */
 export interface StartConfig {
   port: number
   host: string

@@ -73,13 +73,13 @@ export function capErrorBody<B extends { error: string; details?: ErrorDetail[] 
   return capped
 }
 
-/** Maps every failure onto the error body of DECISIONS.md. 5xx bodies never carry internals. */
+/** Maps every failure onto the error body of docs/errors.md. 5xx bodies never carry internals. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvIssue[]; validationContext?: string }, request, reply) => {
     let out: SlawError
     if (err instanceof SlawError) out = err
     else if (err.validation && err.validationContext === 'params') {
-      // Path segments name resources: a malformed one names nothing (DECISIONS.md: 404, never 400/500).
+      // Path segments name resources: a malformed one names nothing (docs/errors.md: 404, never 400/500).
       out = new SlawError('not_found')
     } else if (err.validation) {
       const details = detailsOf(err.validation, err.validationContext)

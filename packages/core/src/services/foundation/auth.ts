@@ -105,7 +105,7 @@ export class AuthService {
     const keyExpiresAt = key.expiresAt?.getTime() ?? null
     if (key.kind === 'operator') return { actor: { type: 'operator', keyId: key.id }, keyExpiresAt }
     const agent = key.agentId ? await storage.agents.get(key.agentId) : undefined
-    // A terminated agent's keys stop working (DECISIONS.md).
+    // A terminated agent's keys stop working (docs/authorization.md).
     if (!agent || agent.status === 'terminated') throw rejected
     return { actor: { type: 'agent', agentId: agent.id, squadId: agent.squadId, keyId: key.id, runId: null }, keyExpiresAt }
   }
@@ -116,7 +116,7 @@ export class AuthService {
   }
 
   /**
-   * Bootstrap (DECISIONS.md): a given token becomes an Operator key; with none given and no
+   * Bootstrap (docs/runtime-contract.md): a given token becomes an Operator key; with none given and no
    * Operator key stored, one is created and returned so the caller can print it once.
    */
   async bootstrapOperatorKey(token: string | undefined): Promise<{ createdToken?: string }> {
