@@ -65,7 +65,7 @@ const dbUrl = await freshDb('slaw_bench_heartbeats')
     const spawnedAt = new Promise((resolve) => (spawned = resolve))
     const res = await call('POST', `/api/agents/${agent.id}/wake`, {})
     const accepted = performance.now()
-    if (res.status !== 202) throw new Error(`wake ${res.status}`)
+    if (res.status !== 202) throw new Error(`wake ${res.status} ${JSON.stringify(res.body)}`)
     samples.push((await spawnedAt) - accepted)
     // Wait for the run to finish so the per-agent cap (1) never queues the next wake.
     for (;;) {
