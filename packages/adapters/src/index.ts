@@ -1,3 +1,10 @@
 export { processAdapter, type ProcessAdapterOptions, type ProcessAgentConfig } from './process-adapter.js'
 export { httpAdapter, type HttpAdapterOptions, type HttpAgentConfig, type HttpWakeBody } from './http-adapter.js'
 export { signatureHeader, verifyWakeSignature, wakeSignature } from './signature.js'
+export { classifyAddress, egressRefusal, type AddressClass, type EgressPolicy } from './egress.js'
+// The process machinery the CLI adapters (@slaw/adapter-claude, @slaw/adapter-codex) share with `process`.
+export { childEnv, defaultInheritEnv, missingCwd, runChild, spawnError, type ChildOutcome, type ChildRun, type ChildRunOptions } from './child-process.js'
+export { OutputTail, defaultOutputTailBytes } from './output-tail.js'
+export { checkEnvContainer, checkOptionalString, checkSeconds, isRecord, timerMs } from './config-checks.js'
+export { defaultWakePromptTemplate, renderWakePrompt, wakePromptVariables } from './wake-prompt.js'
+export { checkCliEnvironment, checkStringArray, firstLine, isTransientUpstream, jsonLine, retryTimeFrom, summaryOf, type CliEnvironmentCheck } from './cli-support.js'

@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { stat } from 'node:fs/promises'
 import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter, ErrorDetail } from '@slaw/core'
-import { checkEnvContainer, checkOptionalString, checkSeconds, timerMs } from './config-checks.js'
-import { OutputTail, defaultOutputTailBytes } from './output-tail.js'
+import { childEnv, defaultInheritEnv, missingCwd, runChild, type ChildOutcome, type ChildRun } from './child-process.js'
+import { checkEnvContainer, checkOptionalString, checkSeconds } from './config-checks.js'
+import { defaultOutputTailBytes } from './output-tail.js'
 import { parseLastLineReport } from './report-line.js'
 
 export interface ProcessAdapterOptions {
@@ -27,11 +26,6 @@ export interface ProcessAgentConfig {
   graceSec?: number
 }
 
-interface Running {
-  stop(reason: 'cancelled'): void
-  done: Promise<AdapterWakeResult>
-}
-
 /**
  * Wakes an agent by starting its command as a local child process.
  *
@@ -53,9 +47,9 @@ interface Running {
  * ```
  */
 export function processAdapter(options: ProcessAdapterOptions = {}): AgentAdapter {
-  const inherit = options.inheritEnv ?? (process.platform === 'win32' ? ['PATH', 'SystemRoot'] : ['PATH'])
+  const inherit = options.inheritEnv ?? defaultInheritEnv()
   const tailBytes = options.outputTailBytes ?? defaultOutputTailBytes
-  const running = new Set<Running>()
+  const running = new Set<ChildRun>()
   let closed = false
 
   return {
@@ -84,21 +78,22 @@ export function processAdapter(options: ProcessAdapterOptions = {}): AgentAdapte
       if (command.trim() === '') return { status: 'failed', error: 'the agent has no command to start (adapterConfig.command)' }
       const args = Array.isArray(config.args) ? config.args.map(String) : []
       const cwd = typeof config.cwd === 'string' ? config.cwd : undefined
-      if (cwd !== undefined) {
-        const dir = await stat(cwd).catch(() => null)
-        if (!dir?.isDirectory()) return { status: 'failed', error: `the agent's working directory ${cwd} does not exist` }
-      }
-      const env: Record<string, string> = {}
-      for (const name of inherit) {
-        const value = process.env[name]
-        if (value !== undefined) env[name] = value
-      }
-      Object.assign(env, input.env)
-
-      const run = start(command, args, cwd, env, input, tailBytes)
+      const badCwd = await missingCwd(cwd)
+      if (badCwd) return { status: 'failed', error: badCwd }
+      const run = runChild({
+        command,
+        args,
+        ...(cwd !== undefined ? { cwd } : {}),
+        env: childEnv(inherit, input.env),
+        timeoutMs: input.timeoutMs,
+        graceMs: input.graceMs,
+        signal: input.signal,
+        tailBytes,
+        ...(input.onOutput ? { onOutput: input.onOutput } : {}),
+      })
       running.add(run)
       try {
-        return await run.done
+        return resultOf(await run.done, input.timeoutMs)
       } finally {
         running.delete(run)
       }
@@ -113,100 +108,20 @@ export function processAdapter(options: ProcessAdapterOptions = {}): AgentAdapte
   } satisfies AgentAdapter
 }
 
-function start(command: string, args: string[], cwd: string | undefined, env: Record<string, string>, input: AdapterWakeInput, tailBytes: number): Running {
-  const tail = new OutputTail(tailBytes)
-  // The report line is read from stdout alone, so stderr interleaving cannot break it.
-  const stdoutEnd = new OutputTail(16 * 1024)
-  let child: ChildProcess
-  let stopping: 'timed_out' | 'cancelled' | null = null
-  let killTimer: NodeJS.Timeout | undefined
-  let settled = false
-  // Once the leader has exited its pid may be reused; the group is signalled only up to then.
-  let exited = false
-  let resolveDone!: (r: AdapterWakeResult) => void
-  const done = new Promise<AdapterWakeResult>((r) => (resolveDone = r))
-
-  const signalGroup = (signal: NodeJS.Signals): void => {
-    if (child.pid === undefined) return
-    try {
-      // A negative pid signals the whole process group the child leads (detached: true). Windows
-      // has no process groups to signal: there only the child itself is stopped.
-      if (process.platform === 'win32') child.kill(signal)
-      else process.kill(-child.pid, signal)
-    } catch {
-      // ESRCH: the group is already gone.
-    }
+/** The process adapter's reading of how its child ended. */
+function resultOf(o: ChildOutcome, timeoutMs: number): AdapterWakeResult {
+  const output = o.output
+  switch (o.ended) {
+    case 'spawn_error':
+      return { status: 'failed', exitCode: null, error: o.spawnError!.message, ...(o.spawnError!.code === 'ENOENT' ? { errorCode: 'command_not_found' } : {}), output }
+    case 'timed_out':
+      return { status: 'timed_out', exitCode: o.exitCode, error: `the agent ran longer than its timeout (${timeoutMs} ms) and was stopped`, output }
+    case 'cancelled':
+    case 'finished':
+      return { status: 'cancelled', exitCode: o.exitCode, error: 'the run was cancelled and the agent was stopped', output }
+    case 'exited':
+      if (o.exitCode === 0) return { status: 'succeeded', exitCode: 0, ...parseLastLineReport(o.stdoutEnd), output }
+      if (o.exitCode === null) return { status: 'failed', exitCode: null, error: `the agent was killed by ${o.signal}`, output }
+      return { status: 'failed', exitCode: o.exitCode, error: `the agent exited with code ${o.exitCode}`, ...parseLastLineReport(o.stdoutEnd), output }
   }
-
-  const stop = (reason: 'timed_out' | 'cancelled'): void => {
-    if (stopping || settled || exited) return
-    stopping = reason
-    signalGroup('SIGTERM')
-    killTimer = setTimeout(() => signalGroup('SIGKILL'), timerMs(input.graceMs))
-  }
-
-  const finish = (result: AdapterWakeResult): void => {
-    if (settled) return
-    settled = true
-    clearTimeout(timeoutTimer)
-    clearTimeout(killTimer)
-    input.signal.removeEventListener('abort', onAbort)
-    resolveDone({ ...result, output: tail.text() })
-  }
-
-  try {
-    child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true })
-  } catch (err) {
-    // spawn throws synchronously only for malformed arguments (e.g. a NUL byte in an argument).
-    const result: AdapterWakeResult = { status: 'failed', error: `the agent's command could not be started: ${(err as Error).message}` }
-    return { stop: () => {}, done: Promise.resolve(result) }
-  }
-
-  const timeoutTimer = setTimeout(() => stop('timed_out'), timerMs(input.timeoutMs))
-  const onAbort = (): void => stop('cancelled')
-  input.signal.addEventListener('abort', onAbort, { once: true })
-
-  child.stdout!.on('data', (chunk: Buffer) => {
-    tail.write(chunk)
-    stdoutEnd.write(chunk)
-  })
-  child.stderr!.on('data', (chunk: Buffer) => tail.write(chunk))
-
-  child.on('error', (err: NodeJS.ErrnoException) => {
-    // Emitted when the command cannot be started; the child never ran.
-    finish({ status: 'failed', exitCode: null, error: spawnError(command, err) })
-  })
-
-  child.on('exit', (code, signal) => {
-    // Whatever the command left behind in its group goes with it.
-    signalGroup('SIGKILL')
-    exited = true
-    clearTimeout(killTimer)
-    const outcome = (): AdapterWakeResult => {
-      if (stopping === 'timed_out') return { status: 'timed_out', exitCode: code, error: `the agent ran longer than its timeout (${input.timeoutMs} ms) and was stopped` }
-      if (stopping === 'cancelled') return { status: 'cancelled', exitCode: code, error: 'the run was cancelled and the agent was stopped' }
-      if (code === 0) return { status: 'succeeded', exitCode: 0, ...parseLastLineReport(stdoutEnd.text()) }
-      if (code === null) return { status: 'failed', exitCode: null, error: `the agent was killed by ${signal}` }
-      return { status: 'failed', exitCode: code, error: `the agent exited with code ${code}`, ...parseLastLineReport(stdoutEnd.text()) }
-    }
-    // Wait for the pipes to drain so the tail is complete; a grandchild that left the group could
-    // hold them open, so give up on them after the grace period.
-    const drained = setTimeout(() => {
-      child.stdout?.destroy()
-      child.stderr?.destroy()
-      finish(outcome())
-    }, timerMs(input.graceMs))
-    child.once('close', () => {
-      clearTimeout(drained)
-      finish(outcome())
-    })
-  })
-
-  return { stop: (reason) => stop(reason), done }
-}
-
-function spawnError(command: string, err: NodeJS.ErrnoException): string {
-  if (err.code === 'ENOENT') return `the agent's command was not found: ${command}`
-  if (err.code === 'EACCES') return `the agent's command is not executable: ${command}`
-  return `the agent's command could not be started: ${command} (${err.code ?? err.message})`
 }

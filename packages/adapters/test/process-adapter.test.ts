@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
+import type { AdapterOutputChunk, AdapterUsage } from '@slaw/core'
 import { processAdapter } from '@slaw/adapters'
 import { holdServer, wakeInput } from './helpers.js'
 
@@ -142,7 +143,7 @@ t.test('a last-line slawReport becomes liveness and usage; ordinary JSON logs do
   const failed = await processAdapter().wake(wakeInput({ config: run('report', '4') }))
   t.equal(failed.status, 'failed')
   t.equal(failed.liveness, 'failed', 'a failed run keeps its report too')
-  t.equal(failed.usage?.costCents, 2, 'so the money it spent is not lost')
+  t.equal((failed.usage as AdapterUsage | undefined)?.costCents, 2, 'so the money it spent is not lost')
   const log = await processAdapter().wake(wakeInput({ config: run('json-log') }))
   t.equal(log.status, 'succeeded')
   t.equal(log.liveness, undefined)
@@ -179,4 +180,15 @@ t.test('validateConfig', async (t) => {
 t.test('a timeout longer than a timer can hold (24.8 days) does not fire at once', async (t) => {
   const res = await processAdapter().wake(wakeInput({ timeoutMs: 40 * 86_400_000, graceMs: 40 * 86_400_000, config: run('exit', '0') }))
   t.equal(res.status, 'succeeded')
+})
+
+t.test('onOutput sees stdout and stderr as they arrive, and a throwing listener does not break the run', async (t) => {
+  const chunks: AdapterOutputChunk[] = []
+  const res = await processAdapter().wake(wakeInput({ config: run('exit', '0'), onOutput: (c) => chunks.push(c) }))
+  t.equal(res.status, 'succeeded')
+  t.match(chunks.filter((c) => c.stream === 'stdout').map((c) => c.text).join(''), /to stdout/)
+  t.match(chunks.filter((c) => c.stream === 'stderr').map((c) => c.text).join(''), /to stderr/)
+  const throwing = await processAdapter().wake(wakeInput({ config: run('exit', '0'), onOutput: () => { throw new Error('listener bug') } }))
+  t.equal(throwing.status, 'succeeded')
+  t.match(throwing.output, /to stdout/)
 })

@@ -15,7 +15,7 @@ eachBackend(t, 'dashboard: an empty squad', async (t, api) => {
     squadId,
     agents: { active: 1, running: 0, paused: 0, error: 0 },
     tasks: { open: 0, inProgress: 0, blocked: 0, done: 0 },
-    costs: { monthSpendCents: 0, monthBudgetCents: null, monthUtilizationPercent: 0 },
+    costs: { monthSpendCents: 0, monthBudgetCents: null, monthUtilizationPercent: 0, monthInputTokens: 0, monthCachedInputTokens: 0, monthCacheWriteTokens: 0, monthOutputTokens: 0, monthUnpricedTokens: 0 },
     pendingApprovals: 0,
     budgets: { activeIncidents: 0, pendingApprovals: 0, pausedAgents: 0, pausedProjects: 0 },
     // Heartbeat runs are not stored yet: 14 dated rows of zeros, oldest first, today last.
@@ -65,7 +65,7 @@ eachBackend(t, 'dashboard: live counts, month costs, approvals and budget figure
   const d = (await api.call('GET', `/api/squads/${squadId}/dashboard`)).body
   t.same(d.agents, { active: 1, running: 0, paused: 2, error: 0 }, 'terminated agents are not counted')
   t.same(d.tasks, { open: 3, inProgress: 1, blocked: 1, done: 2 }, 'open is everything not done or cancelled')
-  t.same(d.costs, { monthSpendCents: 1010, monthBudgetCents: 4000, monthUtilizationPercent: 25.25 })
+  t.match(d.costs, { monthSpendCents: 1010, monthBudgetCents: 4000, monthUtilizationPercent: 25.25, monthUnpricedTokens: 0 })
   t.equal(d.pendingApprovals, 2)
   t.same(d.budgets, { activeIncidents: 2, pendingApprovals: 1, pausedAgents: 1, pausedProjects: 1 }, 'carol and the zero-budget project; one hire waits')
 

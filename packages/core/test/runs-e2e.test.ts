@@ -35,7 +35,7 @@ eachBackend(
 
     const run = await finished(api.call, queued[0].id)
     t.equal(run.status, 'succeeded', run.error ?? run.outputTail ?? '')
-    t.same(run.usage, { inputTokens: 1200, outputTokens: 300, costCents: 42 }, 'usage reported with the run token')
+    t.match(run.usage, { inputTokens: 1200, outputTokens: 300, costCents: 42, costStatus: 'reported', unpricedTokens: 0 }, 'usage reported with the run token')
     t.equal(run.liveness, 'completed')
     const out = JSON.parse(readFileSync(report, 'utf8'))
     t.ok(out.envNames.includes('GREETING') && out.envNames.includes('PLAIN'), 'adapterConfig.env bindings reach the agent')

@@ -27,6 +27,8 @@ export interface CostRollupsTable {
   outputTokens: Counter
   subscriptionTokens: Counter
   events: Counter
+  cacheWriteTokens: Counter
+  unpricedTokens: Counter
 }
 
 export type BudgetIncidentsTable = Table<BudgetIncident>

@@ -53,8 +53,19 @@ export type AgentWakeupsTable = Table<AgentWakeup, { generated: 'status' }>
 type UsageColumn = ColumnType<string | number, number | undefined, number | RawBuilder<unknown>>
 export type HeartbeatRunsTable = Table<
   HeartbeatRun,
-  { generated: 'status' | 'coalescedCount' | 'continuationDepth'; omit: 'usage' },
-  { inputTokens: UsageColumn; outputTokens: UsageColumn; costCents: UsageColumn }
+  { generated: 'status' | 'coalescedCount' | 'continuationDepth' | 'retryAttempt'; omit: 'usage' },
+  {
+    inputTokens: UsageColumn
+    outputTokens: UsageColumn
+    costCents: UsageColumn
+    cachedInputTokens: UsageColumn
+    cacheWriteTokens: UsageColumn
+    unpricedTokens: UsageColumn
+    costStatus: ColumnType<string | null, string | null | undefined, string | null | RawBuilder<unknown>>
+    provider: string | null
+    biller: string | null
+    billingType: string | null
+  }
 >
 
 export interface HeartbeatRunDaysTable {

@@ -24,8 +24,47 @@ export interface AgentAdapter {
    */
   validateConfig?(config: Record<string, unknown>): ErrorDetail[]
   wake(input: AdapterWakeInput): Promise<AdapterWakeResult>
+  /**
+   * Checks that the agent could run here (command found, its version, logged in), for
+   * `POST /api/agents/{id}/check-environment`. Optional: an adapter without it answers 4xx there.
+   */
+  checkEnvironment?(config: Record<string, unknown>): Promise<AdapterEnvironmentReport>
   /** Releases what the adapter holds (child processes, sockets) when the instance closes. */
   close?(): Promise<void>
+}
+
+/** A CLI's saved conversation: `id` is the CLI's own session (thread) id, `key` what it was saved under. */
+export interface AdapterSession {
+  id: string
+  /** The engine's key: agent, adapter type, cwd and model. A session resumes only under the same key. */
+  key: string
+}
+
+/** What a wake is about, for adapters that write the agent's prompt themselves (the CLI adapters). */
+export interface AdapterWakeContext {
+  /** The agent's own instructions (its `prompt`), used as the CLI's system prompt. */
+  agentPrompt?: string | null
+  agentName?: string
+  issue?: { id: string; identifier: string; title: string; description: string | null; status: string } | null
+  /** The comment that woke the agent (a mention), when there was one. */
+  comment?: { id: string; body: string; authorName: string | null } | null
+}
+
+export interface AdapterOutputChunk {
+  stream: 'stdout' | 'stderr'
+  text: string
+}
+
+export interface AdapterEnvironmentCheck {
+  name: string
+  status: 'ok' | 'warn' | 'fail'
+  message: string
+}
+
+export interface AdapterEnvironmentReport {
+  /** False when any check failed. */
+  ok: boolean
+  checks: AdapterEnvironmentCheck[]
 }
 
 export interface AdapterWakeInput {
@@ -46,19 +85,58 @@ export interface AdapterWakeInput {
   signingSecret?: string
   /** Aborted on cancel or node shutdown: stop the agent and answer `cancelled`. */
   signal: AbortSignal
+  /**
+   * The saved session the engine found for this agent, adapter type, cwd and model, to resume; null
+   * or absent: start fresh. At most one running run of an agent holds a session at a time.
+   */
+  session?: AdapterSession | null
+  /** The wake's issue, comment and the agent's prompt, for adapters that build a prompt. */
+  context?: AdapterWakeContext
+  /**
+   * Live output as it arrives (the process and CLI adapters call it for every chunk). Must not
+   * throw; what it does with the text (live events) is the caller's business. Secrets scrubbing is too.
+   */
+  onOutput?(chunk: AdapterOutputChunk): void
 }
 
 export type RunLiveness = 'completed' | 'advanced' | 'plan_only' | 'empty_response' | 'blocked' | 'failed' | 'needs_followup'
 
+export type AdapterBillingType = 'metered_api' | 'subscription_included' | 'subscription_overage' | 'unknown'
+/** `reported`: the agent or its CLI said what it cost; `estimated`: priced from a table; `unpriced`: nobody knows. */
+export type CostStatus = 'reported' | 'estimated' | 'unpriced'
+
+/**
+ * What a run used. Cost never lies: a run whose price nobody knows has `costCents: null` and
+ * `costStatus: 'unpriced'`, never 0. `inputTokens` excludes cached reads and cache writes.
+ */
 export interface AdapterUsage {
   provider?: string
+  /** Who bills, when not the provider (a router, a subscription). */
+  biller?: string
   model: string
   inputTokens: number
+  /** Input tokens read from the provider's prompt cache. */
   cachedInputTokens?: number
+  /** Input tokens written to the provider's prompt cache. */
+  cacheWriteTokens?: number
   outputTokens: number
-  costCents: number
-  billingType?: 'metered_api' | 'subscription_included' | 'subscription_overage'
+  /** Whole cents; null when the usage is unpriced. */
+  costCents: number | null
+  /** Default: `reported` when costCents is a number, `unpriced` when null. */
+  costStatus?: CostStatus
+  billingType?: AdapterBillingType
 }
+
+/** Machine-readable reasons a run failed (the CLI adapters set them; others may add their own). */
+export type AdapterErrorCode =
+  | 'auth_required'
+  | 'session_not_found'
+  | 'max_turns'
+  | 'transient_upstream'
+  | 'timeout'
+  | 'unparseable_output'
+  | 'command_not_found'
+  | (string & {})
 
 export interface AdapterWakeResult {
   /**
@@ -73,7 +151,19 @@ export interface AdapterWakeResult {
   /** A bounded tail of the agent's output, kept locally for the operator. */
   output?: string
   liveness?: RunLiveness
-  usage?: AdapterUsage
+  /** What the run used; several entries for a run that used several models (one cost event each). */
+  usage?: AdapterUsage | AdapterUsage[]
   /** One sentence saying what went wrong, for `failed`, `timed_out` and `cancelled`. */
   error?: string
+  /** Why, for a machine: `transient_upstream` runs are retried (at `retryNotBefore` when given). */
+  errorCode?: AdapterErrorCode
+  /** The earliest time a retry can succeed (a rate limit's reset time). */
+  retryNotBefore?: Date
+  /**
+   * The session to save for the next wake (only with `succeeded`); null: forget the saved one (it
+   * was not found); absent: keep what was saved.
+   */
+  session?: AdapterSession | null
+  /** The agent's final words (a CLI's final text), kept as the run's summary. */
+  summary?: string
 }

@@ -21,6 +21,10 @@ export interface CostTotals {
   outputTokens: number
   subscriptionTokens: number
   events: number
+  /** Input tokens written to a prompt cache. */
+  cacheWriteTokens: number
+  /** Every token of events nobody priced (`costStatus: unpriced`): spend that `costCents` does not show. */
+  unpricedTokens: number
 }
 
 /** What a rollup row is about: the squad as a whole, one agent, one project or one provider. */

@@ -447,6 +447,8 @@ export interface HeartbeatRunFilter {
 export interface RunSlotCaps {
   perAgent: number
   perSquad: number | null
+  /** n for the n-th retry after a transient upstream failure; default 0. */
+  retryAttempt?: number
   perInstance: number | null
 }
 export interface RunStart {
@@ -466,6 +468,26 @@ export interface RunFinish {
 }
 export interface HeartbeatRunRepository {
   /**
+   * The saved CLI session the run would resume. Kept on the run only when no other running run of
+   * the agent holds it (decided under the slot lock); read the run back to see which it got.
+   */
+  sessionId?: string | null
+}
+/** One usage report added to a run's totals (see HeartbeatRun.usage). */
+export interface RunUsageDelta {
+  inputTokens: number
+  outputTokens: number
+  /** Priced cents (0 for unpriced usage). */
+  costCents: number
+  cachedInputTokens?: number
+  cacheWriteTokens?: number
+  /** Tokens of this report when it is unpriced. */
+  unpricedTokens?: number
+  costStatus?: 'reported' | 'estimated' | 'unpriced' | null
+  provider?: string | null
+  biller?: string | null
+  billingType?: string | null
+  /**
    * Queues a run unless one is already queued for the agent and issue; then that run absorbs the
    * wake (coalescedCount + 1, the newest comment/approval id) and `created` is false.
    */
@@ -475,6 +497,10 @@ export interface HeartbeatRunRepository {
   list(filter: HeartbeatRunFilter): Promise<HeartbeatRun[]>
   /** Runs woken for the issue or that wrote to it (activity carrying their id), newest first. */
   listForIssue(issueId: string, limit: number): Promise<HeartbeatRun[]>
+  errorCode?: string | null
+  retryNotBefore?: Date | null
+  /** The CLI session the run ended in (resumed or new); null: none. */
+  sessionId?: string | null
   /** Issues the run changed: every activity entry on an issue carrying the run id. */
   touchedIssues(runId: string): Promise<IssueSummary[]>
   /**
@@ -486,7 +512,7 @@ export interface HeartbeatRunRepository {
   finish(id: string, from: HeartbeatRunStatus[], end: RunFinish): Promise<HeartbeatRun | undefined>
   /** Liveness and summary reported by the agent while it runs. */
   report(id: string, patch: { liveness?: HeartbeatRunLiveness; summary?: string }): Promise<HeartbeatRun | undefined>
-  addUsage(id: string, usage: { inputTokens: number; outputTokens: number; costCents: number }): Promise<void>
+  addUsage(id: string, usage: RunUsageDelta): Promise<void>
   /** Running runs whose deadline passed. */
   overdue(at: Date, limit: number): Promise<HeartbeatRun[]>
   /** The agent's running runs and its latest finished one. */

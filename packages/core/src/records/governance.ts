@@ -57,8 +57,11 @@ export const WorkspaceRecord = Type.Object({
 })
 export type Workspace = StaticDecode<typeof WorkspaceRecord>
 
-export const billingTypes = ['metered_api', 'subscription_included', 'subscription_overage'] as const
+export const billingTypes = ['metered_api', 'subscription_included', 'subscription_overage', 'unknown'] as const
 export type BillingType = (typeof billingTypes)[number]
+/** `reported` by the agent or its CLI, `estimated` from a price table, `unpriced`: nobody knows (cents are 0 then). */
+export const costStatuses = ['reported', 'estimated', 'unpriced'] as const
+export type CostEventStatus = (typeof costStatuses)[number]
 
 export const CostEventRecord = Type.Object({
   id: Uuid,
@@ -72,8 +75,11 @@ export const CostEventRecord = Type.Object({
   model: Type.String(),
   inputTokens: Type.Integer(),
   cachedInputTokens: Type.Integer(),
+  cacheWriteTokens: Type.Integer(),
   outputTokens: Type.Integer(),
+  /** Whole cents; 0 when `costStatus` is `unpriced` (the price is unknown, not zero). */
   costCents: Type.Integer(),
+  costStatus: OneOf(costStatuses),
   billingCode: Nullable(Type.String()),
   occurredAt: DateTime,
   createdAt: DateTime,

@@ -31,7 +31,32 @@ export const HeartbeatRunRecord = Type.Object({
   httpStatus: Nullable(Type.Integer()),
   error: Nullable(Type.String()),
   summary: Nullable(Type.String()),
-  usage: Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer(), costCents: Type.Integer() }),
+  /**
+   * What the run used, summed over its usage reports. `costCents` is null when none of it was
+   * priced (`costStatus: unpriced`); a run with priced and unpriced parts is `estimated`, and
+   * `unpricedTokens` says how many tokens no price covers. `costStatus` is null for a run that
+   * reported no usage.
+   */
+  usage: Type.Object({
+    inputTokens: Type.Integer(),
+    cachedInputTokens: Type.Integer(),
+    cacheWriteTokens: Type.Integer(),
+    outputTokens: Type.Integer(),
+    unpricedTokens: Type.Integer(),
+    costCents: Nullable(Type.Integer()),
+    costStatus: Nullable(OneOf(['reported', 'estimated', 'unpriced'] as const)),
+    provider: Nullable(Type.String()),
+    biller: Nullable(Type.String()),
+    billingType: Nullable(Type.String()),
+  }),
+  /** Why the run failed, for a machine (`auth_required`, `transient_upstream`, …; docs/adapters.md). */
+  errorCode: Nullable(Type.String()),
+  /** For a `transient_upstream` failure: the earliest time the upstream said a retry can work. */
+  retryNotBefore: Nullable(DateTime),
+  /** 0 for a run woken by an event; n for the n-th retry after a transient upstream failure. */
+  retryAttempt: Type.Integer(),
+  /** The CLI session the run resumed or started (claude_local, codex_local), when there was one. */
+  sessionId: Nullable(Type.String()),
   /** A bounded tail of the agent's output, kept locally for the operator. */
   outputTail: Nullable(Type.String()),
   createdAt: DateTime,

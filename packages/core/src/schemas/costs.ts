@@ -20,6 +20,9 @@ export const RecordCostBody = Type.Object(
     outputTokens: Amount,
     costCents: Amount,
     cachedInputTokens: Type.Optional(Amount),
+    cacheWriteTokens: Type.Optional(Amount),
+    /** `unpriced`: nobody knows what it cost (costCents must then be 0); default `reported`. */
+    costStatus: Type.Optional(CostEventRecord.properties.costStatus),
     billingCode: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
     issueId: Type.Optional(Nullable(Uuid)),
     provider: Type.Optional(Name(64)),
@@ -36,6 +39,9 @@ const totals = {
   outputTokens: Type.Integer(),
   subscriptionTokens: Type.Integer(),
   events: Type.Integer(),
+  cacheWriteTokens: Type.Integer(),
+  /** Tokens of unpriced events: spend `costCents` does not include. */
+  unpricedTokens: Type.Integer(),
 }
 
 export const CostSummarySchema = Type.Object({

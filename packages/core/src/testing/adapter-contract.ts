@@ -129,6 +129,7 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
     const w = await wake(t, { kind: 'succeed' }, adapter)
     const outcome = await within(slackMs, w.settled)
     const result = resultOf(outcome)
+    checkRules(t, outcome)
     t.equal(result?.status, success, `the wake answers ${success} (got ${describe(outcome)})`)
     if (result?.exitCode != null) t.equal(result.exitCode, 0, 'a reported exitCode is 0')
     if (result?.httpStatus != null) t.ok(result.httpStatus >= 200 && result.httpStatus < 300, `a reported httpStatus is 2xx (${result.httpStatus})`)
@@ -144,6 +145,7 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
       const outcome = await within(slackMs, w.settled)
       t.ok('value' in outcome && 'value' in outcome.value, `${scenario.kind}: wake resolves, it does not throw (got ${describe(outcome)})`)
       const result = resultOf(outcome)
+      checkRules(t, outcome)
       t.equal(result?.status, 'failed', `${scenario.kind}: the result is failed`)
       t.ok(typeof result?.error === 'string' && result.error.length > 0, `${scenario.kind}: with an error sentence`)
       if (scenario.kind === 'fail' && result?.exitCode != null) t.equal(result.exitCode, exitCode, "fail: exitCode is the agent's")
@@ -176,6 +178,7 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
     const outcome = await within(timeoutMs + graceMs + slackMs, w.settled)
     const elapsed = performance.now() - w.startedAt
     const result = resultOf(outcome)
+    checkRules(t, outcome)
     t.equal(result?.status, 'timed_out', `the wake answers timed_out (got ${describe(outcome)})`)
     t.ok(typeof result?.error === 'string' && result.error.length > 0, 'with an error sentence')
     // Node starts a timer from the event loop's cached clock, which lags on a busy machine: a correct
@@ -197,6 +200,7 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
     w.abort.abort()
     const outcome = await within(slackMs, w.settled)
     const result = resultOf(outcome)
+    checkRules(t, outcome)
     t.equal(result?.status, 'cancelled', `the wake answers cancelled (got ${describe(outcome)})`)
     t.ok(typeof result?.error === 'string' && result.error.length > 0, 'with an error sentence')
     const gone = await within(slackMs, w.run.released)
@@ -350,6 +354,35 @@ async function startProbe(): Promise<{ run(): ProbeRun; close(): Promise<void> }
 
 function resultOf(outcome: Within<Settled<AdapterWakeResult>>): AdapterWakeResult | undefined {
   return 'value' in outcome && 'value' in outcome.value ? outcome.value.value : undefined
+}
+
+/**
+ * Rules every result keeps, whatever the check: usage that never lies about cost, a session handed
+ * back only by a run that succeeded, well-formed error codes and retry times.
+ */
+export function resultRuleViolations(result: AdapterWakeResult): string[] {
+  const wrong: string[] = []
+  for (const u of Array.isArray(result.usage) ? result.usage : result.usage ? [result.usage] : []) {
+    const count = (v: unknown) => v === undefined || (typeof v === 'number' && Number.isInteger(v) && v >= 0)
+    if (!count(u.inputTokens) || !count(u.outputTokens) || !count(u.cachedInputTokens) || !count(u.cacheWriteTokens)) wrong.push('usage tokens are whole non-negative numbers')
+    if (u.costCents !== null && !(typeof u.costCents === 'number' && Number.isInteger(u.costCents) && u.costCents >= 0)) wrong.push('usage.costCents is whole cents or null')
+    if (u.costStatus === 'unpriced' && u.costCents !== null) wrong.push(`unpriced usage has costCents null (got ${String(u.costCents)})`)
+    if (u.costCents === null && u.costStatus !== undefined && u.costStatus !== 'unpriced') wrong.push(`usage with costCents null is unpriced (got ${u.costStatus})`)
+  }
+  if (result.session != null) {
+    if (result.status !== 'succeeded') wrong.push(`a session is handed back only by a succeeded run (got ${result.status})`)
+    if (typeof result.session.id !== 'string' || result.session.id === '' || typeof result.session.key !== 'string') wrong.push('a session has a non-empty id and a key')
+  }
+  if (result.errorCode !== undefined && (typeof result.errorCode !== 'string' || result.errorCode === '')) wrong.push('errorCode is a non-empty string')
+  if (result.errorCode !== undefined && (result.status === 'succeeded' || result.status === 'accepted')) wrong.push(`errorCode comes with a failure only (got ${result.status})`)
+  if (result.retryNotBefore !== undefined && !(result.retryNotBefore instanceof Date && Number.isFinite(result.retryNotBefore.getTime()))) wrong.push('retryNotBefore is a valid Date')
+  if (result.summary !== undefined && typeof result.summary !== 'string') wrong.push('summary is a string')
+  return wrong
+}
+
+function checkRules(t: ContractTest, outcome: Within<Settled<AdapterWakeResult>>): void {
+  const result = resultOf(outcome)
+  if (result) t.same(resultRuleViolations(result), [], 'the result keeps the usage, session and error-code rules')
 }
 
 function describe(outcome: Within<Settled<unknown>>): string {

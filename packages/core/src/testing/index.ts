@@ -10,7 +10,7 @@ export { leakedRun, leakRunLength, secretProviderContract, secretValue } from '.
 export type { MakeSecretProvider, SecretProviderContractOptions } from './secret-provider-contract.js'
 export { expectProviderFaults, expectSecretProviderError } from './secret-provider-faults.js'
 export type { ExpectedProviderError, FaultyBackend, ProviderFaultsOptions } from './secret-provider-faults.js'
-export { adapterContract, adapterContractChecks } from './adapter-contract.js'
+export { adapterContract, adapterContractChecks, resultRuleViolations } from './adapter-contract.js'
 export type { AdapterContractOptions, MakeAdapter } from './adapter-contract.js'
 export { contractAgentSource, playContractAgent } from './contract-agent.js'
 export type { AdapterScenario, ContractAgentOutcome } from './contract-agent.js'

@@ -194,11 +194,11 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     const period = '2026-11'
     const entry = (projectId: string | null = null) => {
       const id = uuidv7()
-      const delta = { costCents: 5, inputTokens: 10, cachedInputTokens: 0, outputTokens: 2, subscriptionTokens: 0, events: 1 }
+      const delta = { costCents: 5, inputTokens: 10, cachedInputTokens: 0, outputTokens: 2, subscriptionTokens: 0, events: 1, cacheWriteTokens: 0, unpricedTokens: 0 }
       return {
         event: {
           id, squadId: a.id, agentId: ag.id, issueId: null, projectId, provider: 'openai', biller: null, billingType: 'metered_api' as const, model: 'gpt',
-          inputTokens: 10, cachedInputTokens: 0, outputTokens: 2, costCents: 5, billingCode: null, occurredAt: new Date('2026-11-20T10:00:00Z'),
+          inputTokens: 10, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 2, costCents: 5, costStatus: 'reported' as const, billingCode: null, occurredAt: new Date('2026-11-20T10:00:00Z'),
         },
         keys: [{ scope: 'squad' as const, key: '', period }, { scope: 'agent' as const, key: ag.id, period }, ...(projectId ? [{ scope: 'project' as const, key: projectId, period: 'all' }] : [])],
         delta,

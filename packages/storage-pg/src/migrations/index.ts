@@ -7,6 +7,9 @@ import * as runs from './0005-runs.js'
 import * as secrets from './0006-secrets.js'
 import * as routines from './0007-routines.js'
 import * as commentSearch from './0009-comment-search.js'
+import * as routineAuthorship from './0010-routine-authorship.js'
+import * as cliAgents from './0012-cli-agents.js'
+import * as events from './0013-events.js'
 
 /**
  * Migrations in order. They are bundled (not read from disk) so the same list runs from src/,
@@ -24,6 +27,9 @@ export const migrations: Record<string, Migration> = {
   '0006-secrets': secrets,
   '0007-routines': routines,
   '0009-comment-search': commentSearch,
+  '0010-routine-authorship': routineAuthorship,
+  '0012-cli-agents': cliAgents,
+  '0013-events': events,
 }
 
 export const migrationProvider: MigrationProvider = {

@@ -6,7 +6,7 @@ import type { Database } from '../schema.js'
 import type { BudgetIncidentsTable } from '../schema-governance.js'
 import { now } from '../sql-helpers.js'
 
-const fields = ['costCents', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'subscriptionTokens', 'events'] as const
+const fields = ['costCents', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'subscriptionTokens', 'events', 'cacheWriteTokens', 'unpricedTokens'] as const
 const columnOf: Record<(typeof fields)[number], string> = {
   costCents: 'cost_cents',
   inputTokens: 'input_tokens',
@@ -14,6 +14,8 @@ const columnOf: Record<(typeof fields)[number], string> = {
   outputTokens: 'output_tokens',
   subscriptionTokens: 'subscription_tokens',
   events: 'events',
+  cacheWriteTokens: 'cache_write_tokens',
+  unpricedTokens: 'unpriced_tokens',
 }
 const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1)
 

@@ -4,10 +4,12 @@ import { activityInsert, outboxInsert } from './activity.js'
 import type { Database } from '../schema.js'
 import { recordset } from '../sql-helpers.js'
 
-const zero = (): CostTotals => ({ costCents: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, subscriptionTokens: 0, events: 0 })
+const zero = (): CostTotals => ({ costCents: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, subscriptionTokens: 0, events: 0, cacheWriteTokens: 0, unpricedTokens: 0 })
 
-/** Tokens a token ceiling counts: every token of a subscription-billed event. */
-const subscriptionTokensExpr = sql`case when billing_type <> 'metered_api' then input_tokens + cached_input_tokens + output_tokens else 0 end`
+/** Tokens a token ceiling counts: every token of a subscription-billed event, or of one nobody priced. */
+const subscriptionTokensExpr = sql`case when billing_type <> 'metered_api' or cost_status = 'unpriced' then input_tokens + cached_input_tokens + output_tokens else 0 end`
+/** Every token of an unpriced event: spend its cents (0) do not show. */
+const unpricedTokensExpr = sql`case when cost_status = 'unpriced' then input_tokens + cached_input_tokens + cache_write_tokens + output_tokens else 0 end`
 
 /** sum() over int8 is numeric; cast back so the driver hands out JS numbers. */
 const totalsSelect = sql`coalesce(sum(cost_cents), 0)::int8 as "costCents",
@@ -15,9 +17,11 @@ const totalsSelect = sql`coalesce(sum(cost_cents), 0)::int8 as "costCents",
   coalesce(sum(cached_input_tokens), 0)::int8 as "cachedInputTokens",
   coalesce(sum(output_tokens), 0)::int8 as "outputTokens",
   coalesce(sum(${subscriptionTokensExpr}), 0)::int8 as "subscriptionTokens",
-  count(*) as "events"`
+  count(*) as "events",
+  coalesce(sum(cache_write_tokens), 0)::int8 as "cacheWriteTokens",
+  coalesce(sum(${unpricedTokensExpr}), 0)::int8 as "unpricedTokens"`
 
-const totalFields = ['costCents', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'subscriptionTokens', 'events'] as const
+const totalFields = ['costCents', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'subscriptionTokens', 'events', 'cacheWriteTokens', 'unpricedTokens'] as const
 
 /**
  * Reads totals from a result row. With a prefix, fields are named `<prefix>CostCents` and so on:
@@ -36,16 +40,16 @@ const rollupId = (squadId: string, k: RollupKey) => `${squadId}|${k.period}|${k.
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 const rollupColumns = sql`cost_cents as "costCents", input_tokens as "inputTokens", cached_input_tokens as "cachedInputTokens",
-  output_tokens as "outputTokens", subscription_tokens as "subscriptionTokens", events`
+  output_tokens as "outputTokens", subscription_tokens as "subscriptionTokens", events, cache_write_tokens as "cacheWriteTokens", unpriced_tokens as "unpricedTokens"`
 
 const eventColumns = [
   ['id', 'uuid'], ['squad_id', 'uuid'], ['agent_id', 'uuid'], ['issue_id', 'uuid'], ['project_id', 'uuid'], ['provider', 'text'], ['biller', 'text'],
   ['billing_type', 'text'], ['model', 'text'], ['input_tokens', 'int8'], ['cached_input_tokens', 'int8'], ['output_tokens', 'int8'],
-  ['cost_cents', 'int8'], ['billing_code', 'text'], ['occurred_at', 'timestamptz'],
+  ['cost_cents', 'int8'], ['billing_code', 'text'], ['occurred_at', 'timestamptz'], ['cache_write_tokens', 'int8'], ['cost_status', 'text'],
 ] as const
 const rollupValueColumns = [
   ['squad_id', 'uuid'], ['period', 'text'], ['scope', 'text'], ['scope_key', 'text'], ['cost_cents', 'int8'], ['input_tokens', 'int8'],
-  ['cached_input_tokens', 'int8'], ['output_tokens', 'int8'], ['subscription_tokens', 'int8'], ['events', 'int8'],
+  ['cached_input_tokens', 'int8'], ['output_tokens', 'int8'], ['subscription_tokens', 'int8'], ['events', 'int8'], ['cache_write_tokens', 'int8'], ['unpriced_tokens', 'int8'],
 ] as const
 
 export class PgCostRepository implements CostRepository {
@@ -110,6 +114,7 @@ export class PgCostRepository implements CostRepository {
       ordered.map(({ squadId, key: k, delta: d }) => ({
         squad_id: squadId, period: k.period, scope: k.scope, scope_key: k.key, cost_cents: d.costCents, input_tokens: d.inputTokens,
         cached_input_tokens: d.cachedInputTokens, output_tokens: d.outputTokens, subscription_tokens: d.subscriptionTokens, events: d.events,
+        cache_write_tokens: d.cacheWriteTokens, unpriced_tokens: d.unpricedTokens,
       })),
       rollupValueColumns,
       gate,
@@ -119,6 +124,7 @@ export class PgCostRepository implements CostRepository {
         id: e.id, squad_id: e.squadId, agent_id: e.agentId, issue_id: e.issueId, project_id: e.projectId, provider: e.provider, biller: e.biller,
         billing_type: e.billingType, model: e.model, input_tokens: e.inputTokens, cached_input_tokens: e.cachedInputTokens,
         output_tokens: e.outputTokens, cost_cents: e.costCents, billing_code: e.billingCode, occurred_at: e.occurredAt,
+        cache_write_tokens: e.cacheWriteTokens, cost_status: e.costStatus,
       })),
       eventColumns,
       gate,
@@ -134,11 +140,12 @@ export class PgCostRepository implements CostRepository {
     const { rows } = await sql<Record<string, unknown>>`
       with ${guard} ${activityCte} ${outboxCte} ev as (
         insert into cost_events (id, squad_id, agent_id, issue_id, project_id, provider, biller, billing_type, model,
-                                 input_tokens, cached_input_tokens, output_tokens, cost_cents, billing_code, occurred_at)
+                                 input_tokens, cached_input_tokens, output_tokens, cost_cents, billing_code, occurred_at, cache_write_tokens, cost_status)
         ${events}
         returning id, created_at
       ), up as (
-        insert into cost_rollups as r (squad_id, period, scope, scope_key, cost_cents, input_tokens, cached_input_tokens, output_tokens, subscription_tokens, events)
+        insert into cost_rollups as r (squad_id, period, scope, scope_key, cost_cents, input_tokens, cached_input_tokens, output_tokens, subscription_tokens, events,
+                                       cache_write_tokens, unpriced_tokens)
         ${values}
         on conflict (squad_id, period, scope, scope_key) do update set
           cost_cents = r.cost_cents + excluded.cost_cents,
@@ -146,16 +153,19 @@ export class PgCostRepository implements CostRepository {
           cached_input_tokens = r.cached_input_tokens + excluded.cached_input_tokens,
           output_tokens = r.output_tokens + excluded.output_tokens,
           subscription_tokens = r.subscription_tokens + excluded.subscription_tokens,
-          events = r.events + excluded.events
+          events = r.events + excluded.events,
+          cache_write_tokens = r.cache_write_tokens + excluded.cache_write_tokens,
+          unpriced_tokens = r.unpriced_tokens + excluded.unpriced_tokens
         returning squad_id, period, scope, scope_key, ${rollupColumns}
       )
       select 'rollup' as "row", up.squad_id::text as "ref", up.period, up.scope, up.scope_key as "key", up."costCents", up."inputTokens",
-             up."cachedInputTokens", up."outputTokens", up."subscriptionTokens", up.events, null::text as "id", null::timestamptz as "createdAt", null::int8 as "tokens"
+             up."cachedInputTokens", up."outputTokens", up."subscriptionTokens", up.events, up."cacheWriteTokens", up."unpricedTokens",
+             null::text as "id", null::timestamptz as "createdAt", null::int8 as "tokens"
         from up
-      union all select 'event', null, null, null, null, null, null, null, null, null, null, ev.id::text, ev.created_at, null from ev
-      union all select 'squad', id::text, null, null, null, null, null, null, null, null, null, null, null, budget_monthly_tokens
+      union all select 'event', null, null, null, null, null, null, null, null, null, null, null, null, ev.id::text, ev.created_at, null from ev
+      union all select 'squad', id::text, null, null, null, null, null, null, null, null, null, null, null, null, null, budget_monthly_tokens
         from squads where id in (${sql.join(squadIds)})
-      union all select 'agent', id::text, null, null, null, null, null, null, null, null, null, null, null, budget_monthly_tokens
+      union all select 'agent', id::text, null, null, null, null, null, null, null, null, null, null, null, null, null, budget_monthly_tokens
         from agents where id in (${sql.join(agentIds)})`.execute(this.db().withoutPlugins())
     const after = new Map<string, CostTotals>()
     const createdAt = new Map<string, Date>()
@@ -218,7 +228,9 @@ export class PgCostRepository implements CostRepository {
           coalesce(sum(cached_input_tokens) filter (where ${f}), 0)::int8 as ${as('CachedInputTokens')},
           coalesce(sum(output_tokens) filter (where ${f}), 0)::int8 as ${as('OutputTokens')},
           coalesce(sum(${subscriptionTokensExpr}) filter (where ${f}), 0)::int8 as ${as('SubscriptionTokens')},
-          count(*) filter (where ${f}) as ${as('Events')}`
+          count(*) filter (where ${f}) as ${as('Events')},
+          coalesce(sum(cache_write_tokens) filter (where ${f}), 0)::int8 as ${as('CacheWriteTokens')},
+          coalesce(sum(${unpricedTokensExpr}) filter (where ${f}), 0)::int8 as ${as('UnpricedTokens')}`
       }),
     )
     // An index-only range scan of cost_events_window (squad, time, then the summed columns).

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { DashboardCounts, DashboardRepository, Period } from '@slaw/core'
 import type { Database } from '../schema.js'
 
-const totals = ['costCents', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'subscriptionTokens', 'events'] as const
+const totals = ['costCents', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'subscriptionTokens', 'events', 'cacheWriteTokens', 'unpricedTokens'] as const
 
 export class PgDashboardRepository implements DashboardRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
@@ -30,7 +30,8 @@ export class PgDashboardRepository implements DashboardRepository {
                    or (i.scope_type = 'agent' and exists (select 1 from agents a where a.id = i.scope_id))
                    or (i.scope_type = 'project' and exists (select 1 from projects p where p.id = i.scope_id)))) o) as "openIncidentBudgets",
         coalesce(r.cost_cents, 0) as "costCents", coalesce(r.input_tokens, 0) as "inputTokens", coalesce(r.cached_input_tokens, 0) as "cachedInputTokens",
-        coalesce(r.output_tokens, 0) as "outputTokens", coalesce(r.subscription_tokens, 0) as "subscriptionTokens", coalesce(r.events, 0) as "events"
+        coalesce(r.output_tokens, 0) as "outputTokens", coalesce(r.subscription_tokens, 0) as "subscriptionTokens", coalesce(r.events, 0) as "events",
+        coalesce(r.cache_write_tokens, 0) as "cacheWriteTokens", coalesce(r.unpriced_tokens, 0) as "unpricedTokens"
       from (select 1) one
       left join cost_rollups r on r.squad_id = ${squadId} and r.period = ${input.period} and r.scope = 'squad' and r.scope_key = ''`.execute(this.db())
     const r = rows[0] ?? {}

@@ -1,15 +1,27 @@
 import { sql, type Kysely } from 'kysely'
 import type {
   HeartbeatRun, HeartbeatRunFilter, HeartbeatRunLiveness, HeartbeatRunRepository, HeartbeatRunStatus, IssueSummary, NewHeartbeatRun,
-  RunFinish, RunSlotCaps, RunStart,
+  RunFinish, RunSlotCaps, RunStart, RunUsageDelta,
 } from '@slaw/core'
 import type { Database, Row } from '../schema.js'
 import { now } from '../sql-helpers.js'
 
 /** The run record: its token and cost columns gathered into `usage` (int8 may come back as strings). */
-export const toRun = ({ inputTokens, outputTokens, costCents, ...run }: Row<'heartbeatRuns'>): HeartbeatRun => ({
+export const toRun = ({ inputTokens, outputTokens, costCents, cachedInputTokens, cacheWriteTokens, unpricedTokens, costStatus, provider, biller, billingType, ...run }: Row<'heartbeatRuns'>): HeartbeatRun => ({
   ...run,
-  usage: { inputTokens: Number(inputTokens), outputTokens: Number(outputTokens), costCents: Number(costCents) },
+  usage: {
+    inputTokens: Number(inputTokens),
+    cachedInputTokens: Number(cachedInputTokens),
+    cacheWriteTokens: Number(cacheWriteTokens),
+    outputTokens: Number(outputTokens),
+    unpricedTokens: Number(unpricedTokens),
+    // Nobody priced any of it: the cost is unknown, not 0.
+    costCents: costStatus === 'unpriced' ? null : Number(costCents),
+    costStatus: (costStatus ?? null) as HeartbeatRun['usage']['costStatus'],
+    provider: provider ?? null,
+    biller: biller ?? null,
+    billingType: billingType ?? null,
+  },
 })
 
 /** One lock key for run slot decisions: counting and starting happen under it, across nodes. */
@@ -31,8 +43,8 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
     // heartbeat_runs_coalesce allows one queued run per agent and issue: a concurrent second wake
     // waits for the first to commit and then folds into it.
     const { rows } = await sql<Row<'heartbeatRuns'>>`
-      insert into heartbeat_runs (id, squad_id, agent_id, issue_id, reason, approval_id, comment_id, routine_run_id, continuation_depth)
-      values (${run.id}, ${run.squadId}, ${run.agentId}, ${run.issueId}, ${run.reason}, ${run.approvalId}, ${run.commentId}, ${run.routineRunId}, ${run.continuationDepth})
+      insert into heartbeat_runs (id, squad_id, agent_id, issue_id, reason, approval_id, comment_id, routine_run_id, continuation_depth, retry_attempt)
+      values (${run.id}, ${run.squadId}, ${run.agentId}, ${run.issueId}, ${run.reason}, ${run.approvalId}, ${run.commentId}, ${run.routineRunId}, ${run.continuationDepth}, ${run.retryAttempt ?? 0})
       on conflict (agent_id, (coalesce(issue_id, '00000000-0000-0000-0000-000000000000'::uuid))) where status = 'queued'
       do update set coalesced_count = heartbeat_runs.coalesced_count + 1,
                     comment_id = coalesce(excluded.comment_id, heartbeat_runs.comment_id),
@@ -94,9 +106,15 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
     if (Number(c.agent) >= caps.perAgent) return 'over_cap'
     if (caps.perSquad !== null && Number(c.squad) >= caps.perSquad) return 'over_cap'
     if (caps.perInstance !== null && Number(c.total) >= caps.perInstance) return 'over_cap'
+    // A session another running run of the agent resumes is not handed out twice: this run starts fresh.
+    let sessionId = start.sessionId ?? null
+    if (sessionId) {
+      const taken = await this.db().selectFrom('heartbeatRuns').select('id').where('agentId', '=', run.agentId).where('status', '=', 'running').where('sessionId', '=', sessionId).executeTakeFirst()
+      if (taken) sessionId = null
+    }
     await this.db()
       .updateTable('heartbeatRuns')
-      .set({ status: 'running', nodeId: start.nodeId, startedAt: start.startedAt, deadlineAt: start.deadlineAt, updatedAt: now() })
+      .set({ status: 'running', nodeId: start.nodeId, startedAt: start.startedAt, deadlineAt: start.deadlineAt, sessionId, updatedAt: now() })
       .where('id', '=', id)
       .execute()
     await this.countDay(run.squadId, run.createdAt, 'queued', 'running')
@@ -117,7 +135,10 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
         ...(end.httpStatus !== undefined ? { httpStatus: end.httpStatus } : {}),
         ...(end.error !== undefined ? { error: end.error === null ? null : end.error.slice(0, 2000) } : {}),
         ...(end.outputTail !== undefined ? { outputTail: end.outputTail } : {}),
-        ...(end.summary !== undefined ? { summary: end.summary } : {}),
+        ...(end.summary !== undefined ? { summary: end.summary === null ? null : end.summary.slice(0, 10_000) } : {}),
+        ...(end.errorCode !== undefined ? { errorCode: end.errorCode === null ? null : end.errorCode.slice(0, 100) } : {}),
+        ...(end.retryNotBefore !== undefined ? { retryNotBefore: end.retryNotBefore } : {}),
+        ...(end.sessionId !== undefined ? { sessionId: end.sessionId } : {}),
         updatedAt: now(),
       })
       .where('id', '=', id)
@@ -138,9 +159,18 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
     return row && toRun(row)
   }
 
-  async addUsage(id: string, u: { inputTokens: number; outputTokens: number; costCents: number }): Promise<void> {
+  async addUsage(id: string, u: RunUsageDelta): Promise<void> {
+    // Cost statuses merge: the same status stays, a mix (priced and unpriced, reported and
+    // estimated) is `estimated`; unpriced_tokens keeps how much no price covers.
     await sql`update heartbeat_runs set input_tokens = input_tokens + ${u.inputTokens}, output_tokens = output_tokens + ${u.outputTokens},
-                 cost_cents = cost_cents + ${u.costCents}, updated_at = now() where id = ${id}`.execute(this.db())
+                 cost_cents = cost_cents + ${u.costCents}, cached_input_tokens = cached_input_tokens + ${u.cachedInputTokens ?? 0},
+                 cache_write_tokens = cache_write_tokens + ${u.cacheWriteTokens ?? 0}, unpriced_tokens = unpriced_tokens + ${u.unpricedTokens ?? 0},
+                 cost_status = case when ${u.costStatus ?? null}::text is null then cost_status
+                                    when cost_status is null or cost_status = ${u.costStatus ?? null}::text then ${u.costStatus ?? null}::text
+                                    else 'estimated' end,
+                 provider = coalesce(${u.provider ?? null}::text, provider), biller = coalesce(${u.biller ?? null}::text, biller),
+                 billing_type = coalesce(${u.billingType ?? null}::text, billing_type),
+                 updated_at = now() where id = ${id}`.execute(this.db())
   }
 
   async overdue(at: Date, limit: number): Promise<HeartbeatRun[]> {

@@ -47,7 +47,8 @@ export function costEventFact(e: CostEvent): NewOutboxEntry {
       projectLocalId: e.projectId ?? null,
       provider: e.provider,
       biller: e.biller ?? null,
-      billingType: e.billingType,
+      // The tower's fact knows three billing types; an unknown one goes as metered (cents 0 when unpriced).
+      billingType: e.billingType === 'unknown' ? 'metered_api' : e.billingType,
       model: e.model,
       inputTokens: e.inputTokens,
       cachedInputTokens: e.cachedInputTokens,

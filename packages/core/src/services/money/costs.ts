@@ -1,5 +1,5 @@
 import { SlawError, invalid } from '../../errors.js'
-import type { BillingType, CostEntry, CostEvent, CostTotals, NewCostEvent, Period, RollupKey } from '../../contracts/governance.js'
+import type { BillingType, CostEntry, CostEventStatus, CostEvent, CostTotals, NewCostEvent, Period, RollupKey } from '../../contracts/governance.js'
 import type { StorageSession } from '../../contracts/storage.js'
 import type { Agent, Issue, Project } from '../../records.js'
 import type { Actor } from '../foundation/actor.js'
@@ -20,6 +20,9 @@ export interface RecordCostInput {
   outputTokens: number
   costCents: number
   cachedInputTokens?: number
+  cacheWriteTokens?: number
+  /** Default `reported`. An `unpriced` event's costCents must be 0: the price is unknown, its tokens count apart. */
+  costStatus?: CostEventStatus
   billingCode?: string | null
   issueId?: string | null
   provider?: string
@@ -63,6 +66,8 @@ class BatchReads {
 
 function checkModel(input: RecordCostInput): void {
   if (!input.model.trim()) throw invalid('/model', 'model must not be blank')
+  // An unpriced event says nobody knows its cost: cents beside it would be a made-up number.
+  if (input.costStatus === 'unpriced' && input.costCents !== 0) throw invalid('/costCents', 'an unpriced cost event has costCents 0 (its tokens are counted as unpriced)')
 }
 
 export interface CostSummary extends CostTotals {
@@ -235,6 +240,7 @@ export class CostService {
     const occurredAt = this.ctx.now()
     const period = monthPeriod(occurredAt)
     const billingType = input.billingType ?? 'metered_api'
+    const costStatus = input.costStatus ?? 'reported'
     const event: NewCostEvent = {
       id: uuidv7(occurredAt.getTime()),
       squadId,
@@ -247,8 +253,10 @@ export class CostService {
       model,
       inputTokens: input.inputTokens,
       cachedInputTokens: input.cachedInputTokens ?? 0,
+      cacheWriteTokens: input.cacheWriteTokens ?? 0,
       outputTokens: input.outputTokens,
-      costCents: input.costCents,
+      costCents: costStatus === 'unpriced' ? 0 : input.costCents,
+      costStatus,
       billingCode: input.billingCode ?? issue?.billingCode ?? null,
       occurredAt,
     }
@@ -267,6 +275,7 @@ export class CostService {
           provider: event.provider,
           billingType: event.billingType,
           costCents: event.costCents,
+          costStatus: event.costStatus,
           inputTokens: event.inputTokens,
           cachedInputTokens: event.cachedInputTokens,
           outputTokens: event.outputTokens,
@@ -281,8 +290,11 @@ export class CostService {
       inputTokens: event.inputTokens,
       cachedInputTokens: event.cachedInputTokens,
       outputTokens: event.outputTokens,
-      subscriptionTokens: billingType === 'metered_api' ? 0 : event.inputTokens + event.cachedInputTokens + event.outputTokens,
+      // Token ceilings count subscription tokens and tokens nobody priced (spend cents cannot see).
+      subscriptionTokens: billingType === 'metered_api' && costStatus !== 'unpriced' ? 0 : event.inputTokens + event.cachedInputTokens + event.outputTokens,
       events: 1,
+      cacheWriteTokens: event.cacheWriteTokens,
+      unpricedTokens: costStatus === 'unpriced' ? event.inputTokens + event.cachedInputTokens + event.cacheWriteTokens + event.outputTokens : 0,
     }
     // The squad's row first, so writers of one squad queue there before touching any other row.
     const keys: RollupKey[] = [

@@ -18,7 +18,16 @@ export interface DashboardSummary {
   squadId: string
   agents: { active: number; running: number; paused: number; error: number }
   tasks: { open: number; inProgress: number; blocked: number; done: number }
-  costs: { monthSpendCents: number; monthBudgetCents: number | null; monthUtilizationPercent: number }
+  costs: {
+    monthSpendCents: number
+    monthBudgetCents: number | null
+    monthUtilizationPercent: number
+    monthInputTokens: number
+    monthCachedInputTokens: number
+    monthCacheWriteTokens: number
+    monthOutputTokens: number
+    monthUnpricedTokens: number
+  }
   pendingApprovals: number
   budgets: { activeIncidents: number; pendingApprovals: number; pausedAgents: number; pausedProjects: number }
   runActivity: RunActivityDay[]
@@ -71,7 +80,16 @@ export class DashboardService {
         blocked: n('blocked'),
         done: n('done'),
       },
-      costs: { monthSpendCents, monthBudgetCents: squad.budgetMonthlyCents, monthUtilizationPercent: squad.budgetMonthlyCents === null ? 0 : percentOf(monthSpendCents, squad.budgetMonthlyCents) },
+      costs: {
+        monthSpendCents,
+        monthBudgetCents: squad.budgetMonthlyCents,
+        monthUtilizationPercent: squad.budgetMonthlyCents === null ? 0 : percentOf(monthSpendCents, squad.budgetMonthlyCents),
+        monthInputTokens: c.spend.inputTokens,
+        monthCachedInputTokens: c.spend.cachedInputTokens,
+        monthCacheWriteTokens: c.spend.cacheWriteTokens,
+        monthOutputTokens: c.spend.outputTokens,
+        monthUnpricedTokens: c.spend.unpricedTokens,
+      },
       pendingApprovals: c.pendingApprovals,
       budgets: { activeIncidents: c.openIncidentBudgets, pendingApprovals: c.pendingHires, pausedAgents: c.budgetPausedAgents, pausedProjects: c.budgetPausedProjects },
       runActivity: [...byDay.values()],

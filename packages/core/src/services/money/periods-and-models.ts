@@ -23,7 +23,7 @@ export function utcDay(at: Date): string {
   return at.toISOString().slice(0, 10)
 }
 
-export const zeroTotals = (): CostTotals => ({ costCents: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, subscriptionTokens: 0, events: 0 })
+export const zeroTotals = (): CostTotals => ({ costCents: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, subscriptionTokens: 0, events: 0, cacheWriteTokens: 0, unpricedTokens: 0 })
 
 /** Percent of a limit used, two decimals; 0 without a limit; 100 for a zero limit (nothing may be spent). */
 export function percentOf(used: number, limit: number | null): number {

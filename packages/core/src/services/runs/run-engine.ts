@@ -1,4 +1,4 @@
-import type { AdapterUsage, AdapterWakeResult, AgentAdapter } from '../../contracts/agent-adapter.js'
+import type { AdapterOutputChunk, AdapterSession, AdapterUsage, AdapterWakeContext, AdapterWakeResult, AgentAdapter } from '../../contracts/agent-adapter.js'
 import type { RunFinish, RunSlotCaps, StorageSession } from '../../contracts/storage.js'
 import { SlawError, isSlawError } from '../../errors.js'
 import type { Agent, HeartbeatRun, HeartbeatRunStatus, Issue, Job, Squad } from '../../records.js'
@@ -13,6 +13,8 @@ import { recordActivity } from '../audit/activity-recorder.js'
 import { runEventFact } from './run-facts.js'
 import { RunTokens } from './run-tokens.js'
 import { heartbeatRunJob, queueWake } from './wakes.js'
+import { savedSession, settleSession, wakeContext } from './run-sessions.js'
+import { usageDelta, upstreamRetryAt } from './run-usage.js'
 
 /** Run engine settings (createInstance `runs`, env SVC_MAX_CONCURRENT_RUNS…; docs/heartbeats.md). */
 export interface RunOptions {
@@ -32,6 +34,20 @@ export interface RunOptions {
   jobRetentionDays?: number
   /** How often the retention job runs. Default 1 hour. */
   retentionIntervalMs?: number
+  /**
+   * How many times a run that failed `transient_upstream` (a rate limit, an overload) is retried,
+   * at the time the upstream named or with backoff. Default 3; 0 turns retries off.
+   */
+  maxUpstreamRetries?: number
+  /** First retry delay when the upstream named no time; doubles each retry, at most 1 hour. Default 60 s. */
+  upstreamRetryBaseMs?: number
+}
+
+/** Live output of a run, as the adapter reads it (stdout and stderr chunks). */
+export interface RunOutputEvent extends AdapterOutputChunk {
+  runId: string
+  agentId: string
+  squadId: string
 }
 
 export const defaultTimeoutSec = 600
@@ -66,6 +82,17 @@ export class RunEngine {
   readonly maxContinuations: number
   /** SVC_API_URL given to agents: createInstance `publicUrl`, else the address the instance listens on. */
   apiUrl = 'http://127.0.0.1:3100'
+  private readonly outputListeners = new Set<(event: RunOutputEvent) => void>()
+
+  /**
+   * Subscribes to the live output of every run this node executes (adapters that call `onOutput`).
+   * Returns the unsubscribe function. Listeners run synchronously in the adapter's data handler:
+   * keep them quick; one that throws is ignored.
+   */
+  onRunOutput(listener: (event: RunOutputEvent) => void): () => void {
+    this.outputListeners.add(listener)
+    return () => this.outputListeners.delete(listener)
+  }
 
   constructor(
     private readonly ctx: ServiceContext,
@@ -129,10 +156,15 @@ export class RunEngine {
       const timing = runTiming(agent.adapterConfig)
       const startedAt = this.ctx.now()
       const deadlineAt = new Date(startedAt.getTime() + (timing.timeoutSec + timing.graceSec) * 1000)
-      const outcome = await tx.heartbeatRuns.start(run.id, { nodeId: this.node.nodeId, startedAt, deadlineAt }, this.caps)
+      // A CLI session saved for this agent, adapter type, cwd and model is resumed, unless another
+      // running run of the agent holds it (start decides under the slot lock).
+      const saved = savedSession(agent)
+      const outcome = await tx.heartbeatRuns.start(run.id, { nodeId: this.node.nodeId, startedAt, deadlineAt, sessionId: saved?.id ?? null }, this.caps)
       if (outcome === 'over_cap') return { kind: 'over_cap' as const }
       if (outcome === 'not_queued') return { kind: 'gone' as const }
       const started = (await tx.heartbeatRuns.get(run.id))!
+      const session = saved && started.sessionId === saved.id ? saved : null
+      const context = await wakeContext(tx, started, agent, issue ?? null)
       // The deadline is a job too: an accepted http run, or a hung adapter, still ends on time.
       await tx.jobs.enqueue({ id: uuidv7(), kind: runDeadlineJob, squadId: run.squadId, payload: { runId: run.id }, runAt: deadlineAt, dedupeKey: run.id, maxAttempts: 10 })
       await recordActivity(tx, engineActor, {
@@ -145,7 +177,7 @@ export class RunEngine {
         details: { reason: run.reason, ...(run.issueId ? { issueId: run.issueId } : {}) },
         outbox: [runEventFact(started, startedAt)],
       })
-      return { kind: 'started' as const, run: started, agent, adapter, timing }
+      return { kind: 'started' as const, run: started, agent, adapter, timing, session, context }
     })
 
     switch (prepared.kind) {
@@ -160,12 +192,20 @@ export class RunEngine {
       case 'over_cap':
         throw new JobDeferred(new Date(this.ctx.now().getTime() + overCapRetryMs))
       case 'started':
-        await this.execute(prepared.run, prepared.agent, prepared.adapter, prepared.timing, control)
+        await this.execute(prepared.run, prepared.agent, prepared.adapter, prepared.timing, control, prepared.session, prepared.context)
         return { runId: run.id }
     }
   }
 
-  private async execute(run: HeartbeatRun, agent: Agent, adapter: AgentAdapter, timing: { timeoutSec: number; graceSec: number }, control: JobControl): Promise<void> {
+  private async execute(
+    run: HeartbeatRun,
+    agent: Agent,
+    adapter: AgentAdapter,
+    timing: { timeoutSec: number; graceSec: number },
+    control: JobControl,
+    session: AdapterSession | null = null,
+    context: AdapterWakeContext = {},
+  ): Promise<void> {
     const controller = new AbortController()
     this.local.set(run.id, controller)
     const onNodeAbort = () => controller.abort(control.signal.reason)
@@ -205,6 +245,19 @@ export class RunEngine {
           graceMs: timing.graceSec * 1000,
           ...(signingSecret ? { signingSecret } : {}),
           signal: controller.signal,
+          session,
+          context,
+          onOutput: (chunk) => {
+            if (!this.outputListeners.size) return
+            const event: RunOutputEvent = { runId: run.id, agentId: run.agentId, squadId: run.squadId, stream: chunk.stream, text: chunk.text }
+            for (const listener of this.outputListeners) {
+              try {
+                listener(event)
+              } catch {
+                // A listener's bug must not break the run.
+              }
+            }
+          },
         })
       } catch (err) {
         result = { status: 'failed', error: `The ${adapter.type} adapter failed: ${err instanceof Error ? err.message : String(err)}` }
@@ -228,8 +281,14 @@ export class RunEngine {
           httpStatus: result.httpStatus ?? null,
           error: status === 'succeeded' ? null : (error ?? `The run ended ${status}.`),
           outputTail: result.output !== undefined ? result.output.slice(-65_536) : null,
+          ...(result.summary !== undefined ? { summary: result.summary } : {}),
+          errorCode: status === 'succeeded' ? null : (result.errorCode ?? null),
+          retryNotBefore: status === 'succeeded' ? null : (result.retryNotBefore ?? null),
+          // The session the run ended in: a new one when it succeeded, none when the CLI did not find it.
+          ...(result.session !== undefined ? { sessionId: result.session && status === 'succeeded' ? result.session.id : null } : {}),
         },
         result.usage,
+        { session: result.session, resumedId: session?.id ?? null },
       )
     } finally {
       clearInterval(watch)
@@ -298,11 +357,12 @@ export class RunEngine {
    * for a slot, and a liveness continuation when one is due. Returns undefined when the run had
    * already left `from` (another node or request ended it first).
    */
-  async finish(runId: string, from: HeartbeatRunStatus[], end: RunFinish, usage?: AdapterUsage): Promise<HeartbeatRun | undefined> {
+  async finish(runId: string, from: HeartbeatRunStatus[], end: RunFinish, usage?: AdapterUsage | AdapterUsage[], after?: { session?: AdapterSession | null; resumedId: string | null }): Promise<HeartbeatRun | undefined> {
     const ended = await this.ctx.storage.transaction(async (tx) => {
       let run = await tx.heartbeatRuns.finish(runId, from, end)
       if (!run) return undefined
-      if (usage) run = await this.recordUsage(tx, run, usage)
+      for (const u of Array.isArray(usage) ? usage : usage ? [usage] : []) run = await this.recordUsage(tx, run, u)
+      if (after) await settleSession(tx, run, after.session, after.resumedId, end.finishedAt)
       await recordActivity(tx, engineActor, {
         squadId: run.squadId,
         action: `run.${run.status}`,
@@ -310,12 +370,13 @@ export class RunEngine {
         entityId: run.id,
         agentId: run.agentId,
         runId: run.id,
-        details: { reason: run.reason, ...(run.liveness ? { liveness: run.liveness } : {}), ...(run.exitCode !== null ? { exitCode: run.exitCode } : {}) },
+        details: { reason: run.reason, ...(run.liveness ? { liveness: run.liveness } : {}), ...(run.exitCode !== null ? { exitCode: run.exitCode } : {}), ...(run.errorCode ? { errorCode: run.errorCode } : {}) },
         outbox: [runEventFact(run, end.finishedAt)],
       })
       // A slot may have freed: runs waiting over a cap are due now.
       await tx.jobs.promote(heartbeatRunJob, end.finishedAt)
       await this.maybeContinue(tx, run)
+      await this.maybeRetry(tx, run, end.finishedAt)
       return run
     })
     if (ended) {
@@ -325,21 +386,54 @@ export class RunEngine {
     return ended
   }
 
-  /** Records usage as a cost event of the run (the cost service's rules, budgets and facts). */
+  /**
+   * Records usage as a cost event of the run (the cost service's rules, budgets and facts) and adds
+   * it to the run's totals. Unpriced usage is a cost event of 0 cents marked `unpriced`, and the run's
+   * `usage.costCents` stays null while nothing of it was priced: an unknown cost is never shown as 0.
+   */
   async recordUsage(tx: StorageSession, run: HeartbeatRun, usage: AdapterUsage): Promise<HeartbeatRun> {
-    const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0)
-    const clean = { inputTokens: n(usage.inputTokens), outputTokens: n(usage.outputTokens), costCents: n(usage.costCents) }
+    const d = usageDelta(usage)
     await this.costs.record(runActor(run), run.squadId, {
       agentId: run.agentId,
       model: typeof usage.model === 'string' && usage.model.trim() ? usage.model : 'unknown',
-      ...clean,
-      cachedInputTokens: n(usage.cachedInputTokens),
+      inputTokens: d.inputTokens,
+      outputTokens: d.outputTokens,
+      costCents: d.costCents,
+      cachedInputTokens: d.cachedInputTokens,
+      cacheWriteTokens: d.cacheWriteTokens,
+      costStatus: d.costStatus,
       issueId: run.issueId,
-      ...(usage.provider ? { provider: usage.provider } : {}),
-      ...(usage.billingType ? { billingType: usage.billingType } : {}),
+      ...(d.provider ? { provider: d.provider } : {}),
+      ...(d.biller ? { biller: d.biller } : {}),
+      ...(d.billingType ? { billingType: d.billingType } : {}),
     })
-    await tx.heartbeatRuns.addUsage(run.id, clean)
-    return { ...run, usage: { inputTokens: run.usage.inputTokens + clean.inputTokens, outputTokens: run.usage.outputTokens + clean.outputTokens, costCents: run.usage.costCents + clean.costCents } }
+    await tx.heartbeatRuns.addUsage(run.id, d)
+    return (await tx.heartbeatRuns.get(run.id)) ?? run
+  }
+
+  /**
+   * A run that failed `transient_upstream` (rate limit, overload, usage limit) is woken again at
+   * the time the upstream named, or after a backoff, at most `maxUpstreamRetries` times in a row.
+   */
+  private async maybeRetry(tx: StorageSession, run: HeartbeatRun, now: Date): Promise<void> {
+    if (run.status !== 'failed' || run.errorCode !== 'transient_upstream') return
+    const max = this.options.maxUpstreamRetries ?? 3
+    if (run.retryAttempt >= max) return
+    const agent = await tx.agents.get(run.agentId)
+    if (!agent || agent.status === 'terminated' || agent.status === 'paused') return
+    const runAt = upstreamRetryAt(run, now, this.options.upstreamRetryBaseMs ?? 60_000)
+    await queueWake(tx, {
+      squadId: run.squadId,
+      agentId: run.agentId,
+      issueId: run.issueId,
+      reason: run.reason as 'manual',
+      approvalId: run.approvalId,
+      commentId: run.commentId,
+      routineRunId: run.routineRunId,
+      continuationDepth: run.continuationDepth,
+      retryAttempt: run.retryAttempt + 1,
+      runAt,
+    })
   }
 
   /**

@@ -27,6 +27,10 @@ export interface WakeRequest {
   routineRunId?: string | null
   /** For a liveness continuation: how many continuations in a row this one is (1, 2, …). */
   continuationDepth?: number
+  /** For a retry after a transient upstream failure: which retry this is (1, 2, …). */
+  retryAttempt?: number
+  /** Not before this time (a retry waiting for a rate limit's reset); default now. */
+  runAt?: Date
 }
 
 /** What queueWake did: the queued run, and whether it is new or absorbed this wake. */
@@ -63,10 +67,11 @@ export async function queueWake(tx: StorageSession, req: WakeRequest): Promise<Q
     commentId: req.commentId ?? null,
     routineRunId: req.routineRunId ?? null,
     continuationDepth: req.continuationDepth ?? 0,
+    ...(req.retryAttempt ? { retryAttempt: req.retryAttempt } : {}),
   })
   if (queued.created) {
     // Many attempts: a reclaimed run job only ends its run (node_lost), it never runs it twice.
-    await tx.jobs.enqueue({ id: uuidv7(), kind: heartbeatRunJob, squadId: req.squadId, payload: { runId: id }, dedupeKey: id, maxAttempts: 10 })
+    await tx.jobs.enqueue({ id: uuidv7(), kind: heartbeatRunJob, squadId: req.squadId, payload: { runId: id }, dedupeKey: id, maxAttempts: 10, ...(req.runAt ? { runAt: req.runAt } : {}) })
     await tx.outbox.append([runEventFact(queued.run, queued.run.createdAt)])
   }
   return queued
