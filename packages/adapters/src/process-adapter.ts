@@ -16,7 +16,7 @@ export interface ProcessAdapterOptions {
   outputTailBytes?: number
 }
 
-/** The agent config of a `process` agent (DECISIONS section 4). `env` is resolved by the run engine into `input.env`. */
+/** The agent config of a `process` agent (docs/adapters.md). `env` is resolved by the run engine into `input.env`. */
 export interface ProcessAgentConfig {
   command: string
   args?: string[]

@@ -3,7 +3,7 @@ import type { CostEvent } from '../../contracts/governance.js'
 import type { Project } from '../../records.js'
 
 /**
- * Outbox rows of governance and money in the ingest wire shape (DECISIONS.md section 5): project
+ * Outbox rows of governance and money in the ingest wire shape (docs/ingest-protocol.md): project
  * upserts and cost-event facts. Never a description or anything else the tower must not see.
  *
  * The one mapping of these records to the wire: the tower client's full resync reuses these
@@ -41,7 +41,7 @@ export function costEventFact(e: CostEvent): NewOutboxEntry {
       type: 'cost_event',
       localId: e.id,
       squadLocalId: e.squadId,
-      // Nullable keys are always present, null when empty (DECISIONS.md section 5).
+      // Nullable keys are always present, null when empty (docs/ingest-protocol.md: nullable keys).
       agentLocalId: e.agentId ?? null,
       issueLocalId: e.issueId ?? null,
       projectLocalId: e.projectId ?? null,
