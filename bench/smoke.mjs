@@ -123,8 +123,8 @@ for (const [i, { file, needs }] of scripts.entries()) {
   }
   const suffix = `_smoke_${process.pid}_${i}`
   const env = { ...process.env, BENCH_SMOKE: '1', BENCH_DB_SUFFIX: suffix }
-  delete env.BENCH_PG_URL
-  delete env.BENCH_REDIS_URL
+  // Only the servers named here: an operator's DATABASE_URL or REDIS_URL would reach the CLI.
+  for (const name of ['BENCH_PG_URL', 'BENCH_REDIS_URL', 'DATABASE_URL', 'REDIS_URL']) delete env[name]
   if (pgUrl && loopback(pgUrl)) env.BENCH_PG_URL = pgUrl
   if (redisUrl && loopback(redisUrl)) env.BENCH_REDIS_URL = redisUrl
   const t0 = performance.now()
