@@ -1,9 +1,11 @@
 import { request as httpRequest, type ClientRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
+import { isIP } from 'node:net'
 import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter, ErrorDetail } from '@slaw/core'
 import { checkSeconds, isRecord, timerMs } from './config-checks.js'
 import { OutputTail, defaultOutputTailBytes } from './output-tail.js'
 import { signatureHeader, wakeSignature } from './signature.js'
+import { EgressRefusedError, classifyAddress, egressRefusal, guardedLookup, type EgressPolicy } from './egress.js'
 
 export interface HttpAdapterOptions {
   /**
@@ -14,7 +16,17 @@ export interface HttpAdapterOptions {
   requestTimeoutMs?: number
   /** How much of the endpoint's answer is kept as the run's output: the last N bytes. Default 64 KiB. */
   outputTailBytes?: number
+  /**
+   * Which addresses a wake may connect to, checked on the resolved address: link-local (cloud
+   * metadata) refused by default; loopback and private networks allowed by default.
+   */
+  egress?: EgressPolicy
+  /** Where warnings go (a wake over plain http to another host). Default: `process.emitWarning`. */
+  warn?: (message: string) => void
 }
+
+/** The most of a non-2xx answer kept as output: its first line, scrubbed, clipped to this. */
+export const failedAnswerChars = 200
 
 /** The agent config of an `http` agent (docs/adapters.md; adapterConfig in docs/heartbeats.md). */
 export interface HttpAgentConfig {
@@ -55,6 +67,16 @@ const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 export function httpAdapter(options: HttpAdapterOptions = {}): AgentAdapter {
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000
   const tailBytes = options.outputTailBytes ?? defaultOutputTailBytes
+  const egress = options.egress ?? {}
+  const warnedOrigins = new Set<string>()
+  // Once per origin: the run token (and every binding) crosses the network unencrypted.
+  const warnPlainHttp = (origin: string): void => {
+    if (warnedOrigins.has(origin)) return
+    warnedOrigins.add(origin)
+    const message = `slaw http adapter: waking ${origin} over plain http sends the run token and the agent's environment unencrypted; serve the endpoint over https`
+    if (options.warn) options.warn(message)
+    else process.emitWarning(message, 'SlawInsecureWake')
+  }
   const inFlight = new Set<AbortController>()
   const pending = new Set<Promise<AdapterWakeResult>>()
   let closed = false
@@ -87,7 +109,7 @@ export function httpAdapter(options: HttpAdapterOptions = {}): AgentAdapter {
       if (!url) return { status: 'failed', error: 'the agent has no valid url to call (adapterConfig.url)' }
       const stop = new AbortController()
       inFlight.add(stop)
-      const p = post(url, input, stop.signal, requestTimeoutMs, tailBytes)
+      const p = post(url, input, stop.signal, requestTimeoutMs, tailBytes, egress, warnPlainHttp)
       pending.add(p)
       try {
         return await p
@@ -115,7 +137,15 @@ function parseUrl(value: unknown): URL | null {
   }
 }
 
-function post(url: URL, input: AdapterWakeInput, closing: AbortSignal, requestTimeoutMs: number, tailBytes: number): Promise<AdapterWakeResult> {
+function post(
+  url: URL,
+  input: AdapterWakeInput,
+  closing: AbortSignal,
+  requestTimeoutMs: number,
+  tailBytes: number,
+  egress: EgressPolicy,
+  warnPlainHttp: (origin: string) => void,
+): Promise<AdapterWakeResult> {
   const body: HttpWakeBody = {
     runId: input.runId,
     agentId: input.agentId,
@@ -137,6 +167,17 @@ function post(url: URL, input: AdapterWakeInput, closing: AbortSignal, requestTi
   if (input.signingSecret) headers[signatureHeader] = wakeSignature(input.signingSecret, payload)
 
   const origin = url.origin
+  // A literal IP is connected to without a lookup: check it here; a name is checked in the lookup.
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  const plain = url.protocol === 'http:'
+  if (isIP(host)) {
+    const refused = egressRefusal(host, egress)
+    if (refused) return Promise.resolve({ status: 'failed', httpStatus: null, error: `${origin} was not called: ${refused}` })
+    if (plain && classifyAddress(host) !== 'loopback') warnPlainHttp(origin)
+  }
+  const lookup = guardedLookup(egress, (addresses) => {
+    if (plain && addresses.some((a) => classifyAddress(a) !== 'loopback')) warnPlainHttp(origin)
+  })
   // The run's own timeout wins when it is the shorter one: then the run is over, not just the call.
   const runDeadline = input.timeoutMs <= requestTimeoutMs
   const deadlineMs = Math.min(input.timeoutMs, requestTimeoutMs)
@@ -152,7 +193,7 @@ function post(url: URL, input: AdapterWakeInput, closing: AbortSignal, requestTi
       input.signal.removeEventListener('abort', onAbort)
       closing.removeEventListener('abort', onAbort)
       req?.destroy()
-      const output = tail.text()
+      const output = outputOf(tail.text(), result, input.env)
       resolve(output ? { ...result, output } : result)
     }
     const onAbort = (): void => finish({ status: 'cancelled', httpStatus: null, error: 'the run was cancelled while the agent was being called' })
@@ -168,9 +209,10 @@ function post(url: URL, input: AdapterWakeInput, closing: AbortSignal, requestTi
 
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest
     // agent: false: one connection per wake, so close() leaves no pooled socket behind.
-    req = send(url, { method: 'POST', headers, agent: false })
+    req = send(url, { method: 'POST', headers, agent: false, lookup })
     req.on('error', (err: NodeJS.ErrnoException) => {
-      finish({ status: 'failed', httpStatus: null, error: `${origin} could not be reached: ${describeNetError(err)}` })
+      if (err instanceof EgressRefusedError) finish({ status: 'failed', httpStatus: null, error: `${origin} was not called: ${err.message}` })
+      else finish({ status: 'failed', httpStatus: null, error: `${origin} could not be reached: ${describeNetError(err)}` })
     })
     req.on('response', (res) => {
       const status = res.statusCode ?? 0
@@ -186,6 +228,30 @@ function post(url: URL, input: AdapterWakeInput, closing: AbortSignal, requestTi
     })
     req.end(payload)
   })
+}
+
+/**
+ * What is kept of the endpoint's answer: a 2xx answer's tail, and of any other answer only its
+ * first line, clipped (an error page can echo the request: the run token, the bindings). Both with
+ * the wake's secrets (the run token, binding values) and token-looking strings replaced.
+ */
+function outputOf(text: string, result: AdapterWakeResult, env: Record<string, string>): string {
+  if (!text) return text
+  const ok = result.status === 'accepted'
+  const kept = ok ? text : (text.split(/\r?\n/).find((l) => l.trim()) ?? '').trim()
+  const scrubbed = scrub(kept, env)
+  return ok || scrubbed.length <= failedAnswerChars ? scrubbed : `${scrubbed.slice(0, failedAnswerChars)}…`
+}
+
+/** The run token and every binding value (not slaw's own ids and URL) of at least 8 characters. */
+function scrub(text: string, env: Record<string, string>): string {
+  let out = text
+  for (const [name, value] of Object.entries(env)) {
+    if (value.length >= 8 && (name === 'SVC_API_KEY' || !name.startsWith('SVC_'))) out = out.split(value).join('[REDACTED]')
+  }
+  return out
+    .replace(/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, '[REDACTED]')
+    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 [REDACTED]')
 }
 
 function describeNetError(err: NodeJS.ErrnoException): string {

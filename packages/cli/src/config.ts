@@ -12,6 +12,8 @@ export interface StartConfig {
   masterKey: string | undefined
   /** SVC_AUTH_FAILURE_LIMIT (0: no limit) and SVC_AUTH_FAILURE_WINDOW_SEC: failed authentications per client address. */
   authFailureLimit: { max: number; windowSec: number } | false
+  /** SVC_HTTP_EGRESS_LOOPBACK, _PRIVATE (default 1) and _LINK_LOCAL (default 0): where the http adapter may connect. */
+  httpEgress: { loopback: boolean; privateNetworks: boolean; linkLocal: boolean }
   logLevel: string
   /** SVC_METRICS_PORT: `/metrics` on a port of its own (no key); unset: on the API port for an Operator key. */
   metricsPort: number | undefined
@@ -81,6 +83,11 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
     dataDir: values['data-dir'] ?? env.SVC_DATA_DIR ?? './.slaw',
     masterKey: env.SVC_MASTER_KEY || undefined,
     authFailureLimit: authFailureLimit(env),
+    httpEgress: {
+      loopback: env.SVC_HTTP_EGRESS_LOOPBACK === undefined ? true : flag('SVC_HTTP_EGRESS_LOOPBACK', env.SVC_HTTP_EGRESS_LOOPBACK),
+      privateNetworks: env.SVC_HTTP_EGRESS_PRIVATE === undefined ? true : flag('SVC_HTTP_EGRESS_PRIVATE', env.SVC_HTTP_EGRESS_PRIVATE),
+      linkLocal: flag('SVC_HTTP_EGRESS_LINK_LOCAL', env.SVC_HTTP_EGRESS_LINK_LOCAL),
+    },
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
     metricsPort: env.SVC_METRICS_PORT ? int('SVC_METRICS_PORT', env.SVC_METRICS_PORT, 0, 0, 65535) : undefined,
     metricsHost: env.SVC_METRICS_HOST || '127.0.0.1',

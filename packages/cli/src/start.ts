@@ -38,7 +38,7 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
   const instanceOptions: InstanceOptions = {
     storage,
     ...(locks ? { locks } : {}),
-    adapters: [processAdapter(), httpAdapter()],
+    adapters: [processAdapter(), httpAdapter({ egress: config.httpEgress })],
     secretProviders,
     // Always a tower client: without SVC_TOWER_URL it stays disconnected until an Operator connects it.
     tower: towerClient(towerClientOptions(config.tower)),

@@ -19,6 +19,16 @@ async function start(env: Record<string, string>) {
 
 const exited = (child: ReturnType<typeof spawn>) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
 
+t.test('config: the failed-authentication limit and the http adapter egress policy', async (t) => {
+  t.same(readStartConfig([], {}).authFailureLimit, { max: 30, windowSec: 60 })
+  t.same(readStartConfig([], { SVC_AUTH_FAILURE_LIMIT: '5', SVC_AUTH_FAILURE_WINDOW_SEC: '600' }).authFailureLimit, { max: 5, windowSec: 600 })
+  t.equal(readStartConfig([], { SVC_AUTH_FAILURE_LIMIT: '0' }).authFailureLimit, false, '0 turns it off')
+  t.throws(() => readStartConfig([], { SVC_AUTH_FAILURE_LIMIT: '-1' }), /SVC_AUTH_FAILURE_LIMIT must be an integer/)
+  t.same(readStartConfig([], {}).httpEgress, { loopback: true, privateNetworks: true, linkLocal: false }, 'link-local refused by default')
+  t.same(readStartConfig([], { SVC_HTTP_EGRESS_LOOPBACK: '0', SVC_HTTP_EGRESS_PRIVATE: '0', SVC_HTTP_EGRESS_LINK_LOCAL: '1' }).httpEgress, { loopback: false, privateNetworks: false, linkLocal: true })
+  t.throws(() => readStartConfig([], { SVC_HTTP_EGRESS_PRIVATE: 'maybe' }), /SVC_HTTP_EGRESS_PRIVATE must be 1 or 0/)
+})
+
 t.test('config: flags over env, defaults, and clear errors', async (t) => {
   const c = readStartConfig(['--port', '4000'], { PORT: '5000', SVC_DATA_DIR: 'memory://' })
   t.equal(c.port, 4000)
