@@ -48,6 +48,9 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     ...(config.masterKey ? { masterKey: config.masterKey } : config.dataDir !== 'memory://' ? { masterKey: { file: join(config.dataDir, core.masterKeyFileName) } } : {}),
     ...(config.metricsPort !== undefined ? { metrics: { port: config.metricsPort, host: config.metricsHost } } : {}),
     runs: core.runOptionsFromEnv(process.env),
+    routines: core.routineLimitsFromEnv(process.env),
+    // Skill imports from disk read only inside this folder; unset: they are off.
+    ...(process.env.SVC_SKILLS_DIR ? { skillsDir: process.env.SVC_SKILLS_DIR } : {}),
     authFailureLimit: config.authFailureLimit,
     ...(process.env.SVC_PUBLIC_URL ? { publicUrl: process.env.SVC_PUBLIC_URL } : {}),
     ...(config.operatorKey ? { operatorKey: config.operatorKey } : {}),

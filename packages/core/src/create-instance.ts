@@ -16,6 +16,7 @@ import { checkMasterKey, loadMasterKey, type MasterKeyOption } from './services/
 import type { AuthFailureLimitOptions } from './services/foundation/auth-failures.js'
 import { RoutineScheduler, type RoutineSchedulerOptions } from './services/routines/schedule-poller.js'
 import { routineRunJobKind } from './services/routines/firing.js'
+import type { RoutineLimits } from './services/routines/routine-access.js'
 import { checkHealth } from './services/foundation/health.js'
 import { SlawMetrics, type MetricsOptions } from './http/metrics.js'
 import { runDeadlineJob, runRetentionJob, type RunOptions } from './services/runs/run-engine.js'
@@ -84,6 +85,20 @@ export interface InstanceOptions {
    * Default: the address `listen()` bound, else http://127.0.0.1:3100.
    */
   publicUrl?: string
+  /**
+   * The folder skill imports from disk may read (`POST /api/squads/{id}/skills/import`; env
+   * SVC_SKILLS_DIR for `slaw start`). Default: none, and imports from disk answer 403
+   * `skill_import_disabled`. Symbolic links and anything under the data directory or the master
+   * key file are refused even inside it (docs/skills.md).
+   */
+  skillsDir?: string
+  /**
+   * Quotas on routines written by agent keys: `maxAgentRoutinesPerSquad` (default 20; 429
+   * `routine_quota_exceeded`) and `minAgentScheduleIntervalSec` (default 300; 400
+   * `schedule_too_frequent`). `slaw start` reads SVC_MAX_AGENT_ROUTINES_PER_SQUAD and
+   * SVC_MIN_AGENT_SCHEDULE_INTERVAL_SEC (docs/routines.md).
+   */
+  routines?: RoutineLimits
 }
 
 export interface ListenOptions {
@@ -113,6 +128,8 @@ export interface SlawInstance {
   /** Stops taking requests, finishes in-flight ones, then closes plugins in reverse order. */
   close(): Promise<void>
 }
+
+const isKeyFile = (k: MasterKeyOption | undefined): k is { file: string } => typeof k === 'object' && k !== null && 'file' in k && typeof k.file === 'string'
 
 /** Log lines never carry a token, a secret value or an issue body. */
 const redactPaths = [
@@ -173,6 +190,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     now: options.now ?? (() => new Date()),
     principalsChanged: () => services.auth.invalidate(),
     towerManagesSkills: () => options.tower?.managesSkills?.() ?? false,
+    towerGate: () => options.tower?.gate?.(),
   }
   jobs = new JobRunner(ctx, options.jobs || {})
   services = createServices(ctx, {
@@ -181,6 +199,12 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     ...(options.runs ? { runs: options.runs } : {}),
     ...(options.authFailureLimit !== undefined ? { authFailureLimit: options.authFailureLimit } : {}),
     node: { nodeId: jobs.nodeId, watchMs: Math.max(50, Math.floor(jobs.leaseMs / 3)) },
+    ...(options.routines ? { routines: options.routines } : {}),
+    skillImports: {
+      dir: options.skillsDir ?? null,
+      // What an import must never read, even inside the skills folder.
+      protectedPaths: [storage.dataDir, isKeyFile(options.masterKey) ? options.masterKey.file : undefined].filter((p): p is string => typeof p === 'string'),
+    },
   })
   ctx.secrets = services.secrets
   jobs.register('squad_export', (job) => services.exports.runJob(job))

@@ -36,6 +36,10 @@ export const errorCodes = {
   secret_key_taken: { status: 409, message: 'That secret key is already used in this squad.' },
   secret_unavailable: { status: 409, message: 'The secret cannot be resolved.' },
   secret_provider_config_in_use: { status: 409, message: 'Secrets still use this provider configuration.' },
+  routine_quota_exceeded: { status: 429, message: 'Agent keys have created as many routines in this squad as allowed.' },
+  schedule_too_frequent: { status: 400, message: 'A schedule written by an agent key fires too often.' },
+  skill_import_disabled: { status: 403, message: 'Skill imports from disk are off on this instance.' },
+  skill_source_refused: { status: 403, message: 'That path may not be imported as a skill.' },
 } as const satisfies Record<string, { status: number; message: string }>
 
 export type ErrorCode = keyof typeof errorCodes

@@ -1,13 +1,16 @@
 import t from 'tap'
+import { queueWake } from '@slaw/core'
 import { eachBackend } from './helpers/instance.js'
 import { activityOf, addAgent, addIssue, isError, unknownId } from './helpers/fixtures.js'
 import { uuidv7 } from '../src/services/ids.js'
 
-const runId = '0190a5a3-7d4e-7c3b-8f00-00000000beef'
+const malformedBase = '0190a5a3-7d4e-7c3b-8f00-00000000beef'
 
 eachBackend(t, 'activity', async (t, api) => {
   await t.test('written with every mutation; run ids from X-Svc-Run-Id', async (t) => {
     const s = await api.seed('Audit')
+    // A run of this agent: an agent key stamps only its own runs (another agent's is a 403).
+    const runId = (await api.instance.storage.transaction((tx) => queueWake(tx, { squadId: s.squadId, agentId: s.agentId, issueId: null, reason: 'manual' }))).run.id
     const run = { 'x-svc-run-id': runId }
     const created = await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'traced', assigneeAgentId: s.agentId }, s.agentToken, run)
     t.equal(created.status, 201)
@@ -34,7 +37,7 @@ eachBackend(t, 'activity', async (t, api) => {
 
     // A malformed run id is refused before anything is written.
     const before = (await api.call('GET', `/api/squads/${s.squadId}/issues`)).body.issues.length
-    for (const bad of ['run-1', '1234', `${runId}x`]) {
+    for (const bad of ['run-1', '1234', `${malformedBase}x`]) {
       isError(t, await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'x' }, s.agentToken, { 'x-svc-run-id': bad }), 400, 'invalid_payload', `X-Svc-Run-Id ${bad}`)
     }
     t.equal((await api.call('GET', `/api/squads/${s.squadId}/issues`)).body.issues.length, before, 'nothing was created')

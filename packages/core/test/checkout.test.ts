@@ -1,4 +1,5 @@
 import t from 'tap'
+import { queueWake } from '@slaw/core'
 import { eachBackend } from './helpers/instance.js'
 import { activityOf, addAgent, addIssue, isError, unknownId } from './helpers/fixtures.js'
 
@@ -80,7 +81,7 @@ eachBackend(t, 'checkout', async (t, api) => {
 
     // Run id on the activity entry.
     const traced = await addIssue(api, s.squadId, { title: 'traced' })
-    const runId = '0190a5a3-7d4e-7c3b-8f00-0000000000aa'
+    const runId = (await api.instance.storage.transaction((tx) => queueWake(tx, { squadId: s.squadId, agentId: s.agentId, issueId: null, reason: 'manual' }))).run.id
     t.equal((await api.call('POST', `/api/issues/${traced.id}/checkout`, { agentId: s.agentId }, s.agentToken, { 'x-svc-run-id': runId })).status, 200)
     t.match((await activityOf(api, s.squadId, `entityId=${traced.id}`))[0], { action: 'issue.checked_out', actorType: 'agent', agentId: s.agentId, runId, details: { from: 'todo' } })
   })

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
@@ -217,9 +218,18 @@ eachBackend(t, 'skills: agents read their own squad, write nothing, and never se
   t.equal((await api.call('GET', `/api/skills/${mine.id}`)).body.skill.version, 1, 'nothing changed')
 })
 
+/** The skills folder of the instance a test runs on (createInstance `skillsDir`): imports read only inside it. */
+let skillsRoot = ''
+const withSkillsDir = () => {
+  skillsRoot = mkdtempSync(join(tmpdir(), 'slaw-skills-root-'))
+  const root = skillsRoot
+  t.teardown(() => rmSync(root, { recursive: true, force: true }))
+  return { skillsDir: root }
+}
+
 eachBackend(t, 'skills: import from a SKILL.md folder, a markdown file and a JSON skill', async (t, api) => {
   const s = await api.seed('Importers')
-  const dir = await tempDir(t)
+  const dir = await mkdtemp(join(skillsRoot, 'import-'))
   const folder = join(dir, 'Release Notes')
   await mkdir(join(folder, 'scripts'), { recursive: true })
   await mkdir(join(folder, '.git'), { recursive: true })
@@ -285,7 +295,57 @@ eachBackend(t, 'skills: import from a SKILL.md folder, a markdown file and a JSO
   const activity = await activityOf(api, s.squadId, 'entityType=skill')
   t.equal(activity.filter((a) => a.action === 'skill.imported').length, 4)
   t.equal((await skillUpserts(api, 4)).length, 4)
+}, withSkillsDir)
+
+eachBackend(t, 'skills: imports from disk are off without a skills folder', async (t, api) => {
+  const s = await api.seed('No folder')
+  const dir = await tempDir(t)
+  await writeFile(join(dir, 'x.md'), '# x\n')
+  isError(t, await api.call('POST', `/api/squads/${s.squadId}/skills/import`, { source: join(dir, 'x.md') }), 403, 'skill_import_disabled', 'a readable file')
+  isError(t, await api.call('POST', `/api/squads/${s.squadId}/skills/import`, { source: '/etc/hostname' }), 403, 'skill_import_disabled', '/etc/hostname')
+  t.same((await api.call('GET', `/api/squads/${s.squadId}/skills`)).body.skills, [], 'nothing was imported')
 })
+
+eachBackend(
+  t,
+  'skills: imports stay inside the skills folder: no path outside it, no link, never the data directory or master key',
+  async (t, api) => {
+    const s = await api.seed('Confined')
+    const url = `/api/squads/${s.squadId}/skills/import`
+    const outside = await tempDir(t)
+    await writeFile(join(outside, 'outside.md'), '# outside\n')
+    await writeFile(join(skillsRoot, 'inside.md'), '---\nname: inside\n---\n# inside\n')
+    t.equal((await api.call('POST', url, { source: join(skillsRoot, 'inside.md') })).status, 201, 'a file in the folder imports')
+    t.equal((await api.call('POST', url, { source: 'inside.md', key: 'relative' })).status, 201, 'a relative path is taken inside the folder')
+
+    const refused = async (source: string, what: string) => {
+      const res = await api.call('POST', url, { source })
+      isError(t, res, 403, 'skill_source_refused', what)
+      t.equal(res.body.details?.[0]?.path, '/source')
+    }
+    await refused('/etc/hostname', '/etc/hostname')
+    await refused(join(outside, 'outside.md'), 'a file of another folder')
+    await refused('../outside.md', 'a relative path climbing out')
+    await refused(join(skillsRoot, '..', 'x.md'), 'an absolute path climbing out')
+    // The master key file (createInstance masterKey: {file}) lives in the folder here: still refused.
+    await refused(join(skillsRoot, 'master.key'), 'the master key file')
+    await refused(skillsRoot, 'a folder holding the master key')
+    // Links: to a file outside, to a folder outside, and a folder link inside the path.
+    await symlink(join(outside, 'outside.md'), join(skillsRoot, 'link.md'))
+    await refused(join(skillsRoot, 'link.md'), 'a link to a file outside')
+    await mkdir(join(outside, 'skill'))
+    await writeFile(join(outside, 'skill', 'SKILL.md'), '# linked\n')
+    await symlink(join(outside, 'skill'), join(skillsRoot, 'linked-skill'))
+    await refused(join(skillsRoot, 'linked-skill'), 'a link to a folder')
+    await refused(join(skillsRoot, 'linked-skill', 'SKILL.md'), 'a file reached through a folder link')
+    const keys = (await api.call('GET', `/api/squads/${s.squadId}/skills`)).body.skills.map((k: any) => k.key).sort()
+    t.same(keys, ['inside', 'relative'], 'only the two files inside were imported')
+  },
+  () => {
+    const opts = withSkillsDir()
+    return { ...opts, masterKey: { file: join(opts.skillsDir, 'master.key') } }
+  },
+)
 
 eachBackend(t, 'skills: the tower catalog is applied, fetching only changed content, and installs into squads', async (t, api) => {
   const { skills } = api.instance.services

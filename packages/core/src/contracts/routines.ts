@@ -2,13 +2,13 @@
  * Routines in storage: recurring issue templates, their revisions, triggers and runs.
  * Part of the Storage contract (storage.ts re-exports everything here).
  */
-import type { CatchUpPolicy, ConcurrencyPolicy, EnvBinding, Routine, RoutineContent, RoutineRevision, RoutineRun, RoutineTrigger } from '../records/routines.js'
+import type { CatchUpPolicy, ConcurrencyPolicy, EnvBinding, EnvWriter, Routine, RoutineContent, RoutineRevision, RoutineRun, RoutineTrigger } from '../records/routines.js'
 
 // The records are defined in records/routines.ts.
 export * from '../records/routines.js'
 
 export type NewRoutine = Omit<Routine, 'createdAt' | 'updatedAt'>
-export type RoutinePatch = Partial<RoutineContent> & { revisionId?: string; revisionNumber?: number }
+export type RoutinePatch = Partial<RoutineContent> & { envWrittenBy?: EnvWriter; revisionId?: string; revisionNumber?: number }
 
 export type NewRoutineTrigger = Omit<RoutineTrigger, 'createdAt' | 'updatedAt' | 'lastFiredAt'>
 export type RoutineTriggerPatch = Partial<
@@ -17,6 +17,21 @@ export type RoutineTriggerPatch = Partial<
 
 export type NewRoutineRun = Omit<RoutineRun, 'createdAt' | 'finishedAt'> & { finishedAt?: Date | null }
 export type RoutineRunPatch = Partial<Pick<RoutineRun, 'status' | 'variables' | 'issueId' | 'linkedRunId' | 'error' | 'finishedAt' | 'payload'>>
+
+/**
+ * What the run engine needs to decide which of a routine's env reaches the wake of a run's issue:
+ * the bindings, who wrote them, and whether the woken agent is the assignee an Operator chose.
+ */
+export interface RoutineRunEnv {
+  env: Record<string, EnvBinding>
+  envWrittenBy: EnvWriter
+  /** The routine's own assignee, and its creator (null: an Operator). */
+  routineAssigneeAgentId: string | null
+  createdByAgentId: string | null
+  /** The run's assignee override, and the agent whose key asked for the run (null: an Operator, a trigger or the scheduler). */
+  runAssigneeAgentId: string | null
+  requestedByAgentId: string | null
+}
 
 /** A schedule trigger claimed by `claimDueSchedules`, with what its routine needs to fire it. */
 export interface DueSchedule {
@@ -74,4 +89,8 @@ export interface RoutineRepository {
    * or null when the run or its routine no longer exists.
    */
   envForRun(routineRunId: string): Promise<Record<string, EnvBinding> | null>
+  /** `envForRun` with who wrote it and who the run was for; null when the run or its routine no longer exists. */
+  runEnv(routineRunId: string): Promise<RoutineRunEnv | null>
+  /** How many routines of the squad agent keys created (the agent routine quota). */
+  countCreatedByAgents(squadId: string): Promise<number>
 }

@@ -41,6 +41,10 @@ export const EnvBindingSchema = Type.Union([
 ])
 export type EnvBinding = Static<typeof EnvBindingSchema>
 
+/** Who wrote a routine's env: the trust it gets in an agent's environment follows from it. */
+export const envWriters = ['operator', 'agent'] as const
+export type EnvWriter = (typeof envWriters)[number]
+
 /** The fields of a routine a revision captures and a restore brings back. */
 export const RoutineContentRecord = Type.Object({
   title: Type.String(),
@@ -62,6 +66,10 @@ export const RoutineRecord = Type.Object({
   id: Uuid,
   squadId: Uuid,
   ...RoutineContentRecord.properties,
+  /** The agent whose key created the routine; null when an Operator (or the system) did. Agent keys change only routines they created. */
+  createdByAgentId: Nullable(Uuid),
+  /** Who wrote `env` last: an Operator's env may load code and bind secrets, an agent's may not (docs/security.md). */
+  envWrittenBy: OneOf(envWriters),
   /** The latest revision: PATCH with a stale `baseRevisionId` answers 409 revision_conflict. */
   revisionId: Uuid,
   revisionNumber: Type.Integer(),
@@ -126,6 +134,8 @@ export const RoutineTriggerRecord = Type.Object({
   secretCiphertext: Nullable(Type.String()),
   secretRotatedAt: Nullable(DateTime),
   lastFiredAt: Nullable(DateTime),
+  /** The agent whose key added the trigger; null when an Operator did (agents may not change those). */
+  createdByAgentId: Nullable(Uuid),
   createdAt: DateTime,
   updatedAt: DateTime,
 })
@@ -155,6 +165,8 @@ export const RoutineRunRecord = Type.Object({
   /** Run request overrides, kept for a queued run until it executes. */
   projectId: Nullable(Uuid),
   assigneeAgentId: Nullable(Uuid),
+  /** The agent whose key asked for a manual or API run; null for an Operator, a trigger or the scheduler. */
+  requestedByAgentId: Nullable(Uuid),
   issueId: Nullable(Uuid),
   linkedRunId: Nullable(Uuid),
   error: Nullable(Type.String()),

@@ -74,7 +74,7 @@ export const RoutineRevisionSchema = Type.Object(
 )
 
 // A run's payload and request overrides are the engine's.
-export const RoutineRunSchema = Type.Object(Type.Omit(RoutineRunRecord, ['squadId', 'payload', 'projectId', 'assigneeAgentId']).properties, {
+export const RoutineRunSchema = Type.Object(Type.Omit(RoutineRunRecord, ['squadId', 'payload', 'projectId', 'assigneeAgentId', 'requestedByAgentId']).properties, {
   $id: 'RoutineRun',
   title: 'RoutineRun',
 })

@@ -14,7 +14,8 @@ import { IssueRecordService } from './work/issue-records.js'
 import { IssueService } from './work/issues.js'
 import { ProjectService } from './governance/projects.js'
 import { RoutineService } from './routines/routines.js'
-import { SkillService } from './fleet/skills.js'
+import { defaultRoutineLimits, type RoutineLimits } from './routines/routine-access.js'
+import { SkillService, type SkillImportOptions } from './fleet/skills.js'
 import type { SecretProvider } from '../contracts/secret-provider.js'
 import { localEncryptedProvider } from './secrets/local-encrypted.js'
 import { SecretProviderConfigService, SecretProviderRegistry, defaultProviderTimeoutMs } from './secrets/secret-providers.js'
@@ -56,6 +57,10 @@ export interface CreateServicesOptions {
   runs?: RunOptions
   /** This node's job-runner identity and how often a running run checks for a cancel from another node. */
   node?: { nodeId: string; watchMs: number }
+  /** Quotas on routines agent keys write (docs/routines.md, Quotas). */
+  routines?: RoutineLimits
+  /** Where skill imports from disk may read (docs/skills.md); none: imports from disk are off. */
+  skillImports?: SkillImportOptions
   /** Failed authentications allowed per client address, or false for no limit. */
   authFailureLimit?: AuthFailureLimitOptions | false
 }
@@ -66,7 +71,7 @@ export function createServices(ctx: ServiceContext, options: CreateServicesOptio
   const agents = new AgentService(ctx, squads)
   // Registers its checkout guards on `issues` (budget stops).
   const budgets = new BudgetService(ctx, squads, agents, issues)
-  const skills = new SkillService(ctx, squads)
+  const skills = new SkillService(ctx, squads, options.skillImports ?? { dir: null, protectedPaths: [] })
   const tower = new TowerService(ctx, issues)
   // The tower client pulls the skill catalog into the skill service's store.
   tower.useSkills(skills)
@@ -92,9 +97,11 @@ export function createServices(ctx: ServiceContext, options: CreateServicesOptio
     budgets,
     dashboard: new DashboardService(ctx, squads),
     skills,
-    routines: new RoutineService(ctx, squads, issues),
+    routines: new RoutineService(ctx, squads, issues, { ...defaultRoutineLimits, ...definedOnly(options.routines ?? {}) }),
     secrets: new SecretService(ctx, squads, secretProviders, providerTimeoutMs),
     secretProviders,
     runs: new RunService(ctx, squads, agents, issues, engine),
   }
 }
+
+const definedOnly = <T extends object>(o: T): Partial<T> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>

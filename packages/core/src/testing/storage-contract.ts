@@ -284,16 +284,16 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     const routineId = uuidv7()
     await s.routines.insert({
       id: routineId, squadId: a.id, title: 'r', description: null, projectId: null, goalId: null, parentIssueId: null, assigneeAgentId: null, priority: 'medium',
-      status: 'active', concurrencyPolicy: 'always_enqueue', catchUpPolicy: 'skip_missed', variables: [], env: { A: 'b' }, revisionId: uuidv7(), revisionNumber: 1,
+      status: 'active', concurrencyPolicy: 'always_enqueue', catchUpPolicy: 'skip_missed', variables: [], env: { A: 'b' }, createdByAgentId: null, envWrittenBy: 'operator', revisionId: uuidv7(), revisionNumber: 1,
     })
     const due = new Date('2030-01-01T00:00:00Z')
     const trigger = await s.routines.insertTrigger({
       id: uuidv7(), squadId: a.id, routineId, kind: 'schedule', label: null, enabled: true, cronExpression: '0 * * * *', timezone: 'UTC', nextFireAt: due,
-      signingMode: null, replayWindowSec: null, publicId: null, secretHash: null, secretCiphertext: null, secretRotatedAt: null,
+      signingMode: null, replayWindowSec: null, publicId: null, secretHash: null, secretCiphertext: null, secretRotatedAt: null, createdByAgentId: null,
     })
     const run = (over: Record<string, unknown>) => ({
       id: uuidv7(), squadId: a.id, routineId, triggerId: null, source: 'schedule' as const, status: 'queued' as const, scheduledFor: null, idempotencyKey: null,
-      variables: {}, payload: null, projectId: null, assigneeAgentId: null, issueId: null, linkedRunId: null, error: null, ...over,
+      variables: {}, payload: null, projectId: null, assigneeAgentId: null, requestedByAgentId: null, issueId: null, linkedRunId: null, error: null, ...over,
     })
     const first = await s.routines.insertRun(run({ triggerId: trigger.id, scheduledFor: due }))
     const again = await s.routines.insertRun(run({ triggerId: trigger.id, scheduledFor: due }))
@@ -307,6 +307,9 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal(k2.run.id, k1.run.id, 'the same idempotency key answers the stored run')
     t.same(await s.routines.envForRun(k1.run.id), { A: 'b' })
     t.equal(await s.routines.envForRun(uuidv7()), null)
+    t.same(await s.routines.runEnv(k1.run.id), { env: { A: 'b' }, envWrittenBy: 'operator', routineAssigneeAgentId: null, createdByAgentId: null, runAssigneeAgentId: null, requestedByAgentId: null }, 'with who wrote it and who the run is for')
+    t.equal(await s.routines.runEnv(uuidv7()), null)
+    t.equal(await s.routines.countCreatedByAgents(a.id), 0, 'an Operator routine is not an agent one')
 
     // Two sessions claiming at once: the schedule goes to one of them; the other sees it advanced.
     const claim = () => s.transaction(async (tx) => {

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import type {
   DueSchedule, EnvBinding, NewRoutine, NewRoutineRun, NewRoutineTrigger, Routine, RoutinePatch, RoutineRepository, RoutineRevision, RoutineRun,
-  RoutineRunPatch, RoutineTrigger, RoutineTriggerPatch,
+  RoutineRunEnv, RoutineRunPatch, RoutineTrigger, RoutineTriggerPatch,
 } from '@slaw/core'
 import type { Database, Row } from '../schema.js'
 import { json, now } from '../sql-helpers.js'
@@ -205,5 +205,25 @@ export class PgRoutineRepository implements RoutineRepository {
       .where('rr.id', '=', routineRunId)
       .executeTakeFirst()
     return row ? row.env : null
+  }
+
+  async runEnv(routineRunId: string): Promise<RoutineRunEnv | null> {
+    const row = await this.db()
+      .selectFrom('routineRuns as rr')
+      .innerJoin('routines as r', 'r.id', 'rr.routineId')
+      .select(['r.env', 'r.envWrittenBy', 'r.assigneeAgentId as routineAssigneeAgentId', 'r.createdByAgentId', 'rr.assigneeAgentId as runAssigneeAgentId', 'rr.requestedByAgentId'])
+      .where('rr.id', '=', routineRunId)
+      .executeTakeFirst()
+    return row ?? null
+  }
+
+  async countCreatedByAgents(squadId: string): Promise<number> {
+    const row = await this.db()
+      .selectFrom('routines')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('squadId', '=', squadId)
+      .where('createdByAgentId', 'is not', null)
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
   }
 }

@@ -1,5 +1,5 @@
-import { lstat, readFile, readdir, stat } from 'node:fs/promises'
-import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path'
+import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises'
+import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { SkillFileEntry } from '../../contracts/skills.js'
@@ -10,6 +10,48 @@ import { keyFrom, readFrontMatter, skillKeyPattern, skillLimits } from './skill-
  * Reading a skill to import from this machine's disk: a markdown file, a folder holding SKILL.md,
  * or a .json skill in the catalog shape. The skill service validates and stores what this reads.
  */
+
+/** Where imports from disk may read (createInstance `skillsDir`, SVC_SKILLS_DIR). */
+export interface SkillImportOptions {
+  /** The skills folder; null: imports from disk are off. */
+  dir: string | null
+  /** Paths an import never reads, even inside the folder: the data directory, the master key file. */
+  protectedPaths: string[]
+}
+
+/**
+ * The absolute path an import may read for `source`, or a 403: imports are off without a skills
+ * folder; the path (relative ones resolve against the folder) must lie inside the folder, reach
+ * nothing through a symbolic link, and neither be nor hold nor lie under a protected path. A path
+ * that does not exist passes here and fails when read (400, as before).
+ */
+export async function confineSkillSource(source: string, opts: SkillImportOptions): Promise<string> {
+  if (!opts.dir) {
+    throw new SlawError('skill_import_disabled', 'Skill imports from disk are off on this instance: start it with a skills folder (createInstance skillsDir, SVC_SKILLS_DIR), or send the skill with POST /api/squads/{id}/skills.')
+  }
+  const refuse = (why: string) => new SlawError('skill_source_refused', `${source} may not be imported: ${why}.`, [{ path: '/source', message: why }])
+  const root = resolve(opts.dir)
+  const path = resolve(root, source)
+  const rel = relative(root, path)
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) throw refuse('it is outside the skills folder')
+  // Every component below the folder is checked: a link anywhere could lead outside it.
+  let at = root
+  for (const part of rel.split(sep).filter(Boolean)) {
+    at = join(at, part)
+    const info = await lstat(at).catch(() => undefined)
+    if (!info) break
+    if (info.isSymbolicLink()) throw refuse('it is reached through a symbolic link')
+  }
+  const real = join(await realpath(root).catch(() => root), rel)
+  for (const p of opts.protectedPaths) {
+    for (const guarded of new Set([resolve(p), await realpath(p).catch(() => resolve(p))])) {
+      for (const candidate of [path, real]) {
+        if (candidate === guarded || candidate.startsWith(guarded + sep) || guarded.startsWith(candidate + sep)) throw refuse("it is or holds the instance's data directory or master key")
+      }
+    }
+  }
+  return path
+}
 
 /** Largest file an import reads: a .json skill carries base64 files. */
 const maxImportFileBytes = skillLimits.markdownBytes + Math.ceil((skillLimits.totalFileBytes * 4) / 3) + 64 * 1024

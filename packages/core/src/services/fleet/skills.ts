@@ -15,10 +15,11 @@ import type { ServiceContext } from '../foundation/context.js'
 import { uuidv7 } from '../foundation/ids.js'
 import { recordActivity } from '../audit/activity-recorder.js'
 import { catalogKeyPattern, skillContentHash, skillContentProblems, skillKeyPattern, skillLimits, trustLevelPattern } from './skill-content.js'
-import { readSkillSource } from './skill-sources.js'
+import { confineSkillSource, readSkillSource, type SkillImportOptions } from './skill-sources.js'
 import type { SquadService } from '../org/squads.js'
 
 export type { FullCatalogSkill }
+export type { SkillImportOptions }
 /**
  * Fetches one catalog skill with its content (GET /skills/{key}). Resolve to null or undefined when
  * the tower no longer publishes it (404 `skill_not_found`); throw on anything worth retrying.
@@ -90,6 +91,7 @@ export class SkillService implements TowerSkillsHook {
   constructor(
     private readonly ctx: ServiceContext,
     private readonly squads: SquadService,
+    private readonly imports: SkillImportOptions = { dir: null, protectedPaths: [] },
   ) {}
 
   /** True while the tower is the master of skills. */
@@ -138,11 +140,14 @@ export class SkillService implements TowerSkillsHook {
     })
   }
 
-  /** Reads the source from this machine's disk (Operator only), then stores it like a create. */
+  /**
+   * Reads the source from this machine's disk (Operator only), then stores it like a create. Only
+   * inside the configured skills folder, never through a link, never the data directory or master key.
+   */
   async import(actor: Actor, squadId: string, input: ImportSkillInput): Promise<SquadSkill> {
     // Authorise before touching the disk: nobody else learns what a path holds.
     await this.authoringSquad(this.ctx.storage, actor, squadId)
-    const read = await readSkillSource(input.source)
+    const read = await readSkillSource(await confineSkillSource(input.source, this.imports))
     const key = input.key ?? read.key
     if (!key) throw invalid('/key', 'No skill key could be derived from the source; send one as key')
     const draft = checkDraft({ ...read, key, trustLevel: input.trustLevel ?? read.trustLevel, sourceType: 'import' }, read.detailBase)

@@ -76,7 +76,14 @@ export class AuthService {
     }
     // Checked after the key: an unauthenticated caller gets 401 whatever else it sent.
     if (runId !== undefined && !isUuid(runId)) throw invalid('/headers/x-svc-run-id', 'X-Svc-Run-Id must be a UUID')
-    return actor.type === 'agent' ? { ...actor, runId: runId ?? null } : actor
+    if (actor.type !== 'agent') return actor
+    // An agent stamps only its own runs on what it writes: another agent's run id would forge that
+    // run's audit trail (its activity, the issues it touched).
+    if (runId !== undefined) {
+      const run = await this.ctx.storage.heartbeatRuns.get(runId.toLowerCase())
+      if (!run || run.agentId !== actor.agentId || run.squadId !== actor.squadId) throw new SlawError('forbidden', 'X-Svc-Run-Id must name a run of this agent.')
+    }
+    return { ...actor, runId: runId?.toLowerCase() ?? null }
   }
 
   /**

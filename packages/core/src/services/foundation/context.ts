@@ -28,4 +28,9 @@ export interface ServiceContext {
   principalsChanged(): void
   /** True while the control tower is the master of skills (enrolled): local skill authoring answers 409. */
   towerManagesSkills(): boolean
+  /**
+   * The tower gate (`enforce` mode, never enrolled or revoked): why nothing may run now, or
+   * undefined. The HTTP layer answers 403 with it; the public trigger URL and the run engine obey it too.
+   */
+  towerGate?(): { code: 'instance_not_enrolled'; message: string } | undefined
 }

@@ -68,3 +68,14 @@ export function planFires(cronExpression: string, timezone: string, from: Date, 
   }
   return { fire: window, dropped: total - window.length, next: cron.nextRun(now) }
 }
+
+/**
+ * The shortest interval, in seconds, between consecutive due times of the schedule over its next
+ * `samples` due times from `now` (a burst such as `* 3 * * *` shows at its first two due times).
+ */
+export function minScheduleGapSec(cron: Cron, now: Date, samples = 200): number {
+  const runs = cron.nextRuns(samples, now)
+  let min = Infinity
+  for (let i = 1; i < runs.length; i++) min = Math.min(min, (runs[i]!.getTime() - runs[i - 1]!.getTime()) / 1000)
+  return min
+}

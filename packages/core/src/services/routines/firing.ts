@@ -8,6 +8,7 @@ import { isUuid, uuidv7 } from '../foundation/ids.js'
 import type { IssueService } from '../work/issues.js'
 import { recordActivity } from '../audit/activity-recorder.js'
 import { verifySignature, type SignedRequest } from './trigger-signatures.js'
+import { agentMayRunAs } from './routine-access.js'
 import { missedRunCap, planFires } from './cron.js'
 import { maxRoutineTitle, renderTemplate, resolveVariables, type VariableValue } from './variables.js'
 import type { SquadService } from '../org/squads.js'
@@ -39,6 +40,8 @@ interface RunRequest {
   projectId: string | null | undefined
   assigneeAgentId: string | null | undefined
   idempotencyKey: string | null
+  /** The agent whose key asked for the run (manual/API by an agent key), else null. */
+  requestedByAgentId: string | null
 }
 
 type Outcome = Pick<RoutineRun, 'status' | 'issueId' | 'linkedRunId'> & { variables: Record<string, VariableValue> }
@@ -66,6 +69,9 @@ export class RoutineFiring {
         if (!trigger || trigger.routineId !== routine.id) throw invalid('/triggerId', 'triggerId must be a trigger of this routine')
         triggerId = trigger.id
       }
+      // A routine's secrets and Operator-written env go only to the assignee an Operator chose.
+      const refused = agentMayRunAs(actor, routine, input.assigneeAgentId)
+      if (refused) throw new SlawError('forbidden', refused)
       return this.runNow(tx, actor, routine, {
         source: input.source ?? 'manual',
         triggerId,
@@ -74,6 +80,7 @@ export class RoutineFiring {
         projectId: input.projectId,
         assigneeAgentId: input.assigneeAgentId,
         idempotencyKey: input.idempotencyKey ?? null,
+        requestedByAgentId: actor.type === 'agent' ? actor.agentId : null,
       })
     })
     if (result.created) this.ctx.kickJobs()
@@ -86,6 +93,9 @@ export class RoutineFiring {
    */
   async fire(publicId: string, req: PublicFireInput): Promise<{ run: RoutineRun; created: boolean }> {
     const unknown = () => notFound('Trigger')
+    // The tower gate holds here as on every API route (the HTTP layer checks it first).
+    const gate = this.ctx.towerGate?.()
+    if (gate) throw new SlawError('instance_not_enrolled', gate.message)
     if (!publicIdPattern.test(publicId)) throw unknown()
     const target = await this.ctx.storage.routines.getTriggerByPublicId(publicId)
     if (!target || !target.trigger.enabled || target.trigger.kind === 'schedule') throw unknown()
@@ -96,12 +106,14 @@ export class RoutineFiring {
       const v = req.headers[name]
       return Array.isArray(v) ? v[0] : v
     }
-    const idempotencyKey =
-      header('idempotency-key') ??
-      (typeof payload.idempotencyKey === 'string' ? payload.idempotencyKey : undefined) ??
-      (seen.signingMode === 'vcs_hmac' && seen.kind === 'webhook' ? header('x-github-delivery') : undefined) ??
-      replayKey
-    if (idempotencyKey !== null && idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) throw invalid('/headers/idempotency-key', 'must be 1 to 255 characters')
+    const bodyKey = typeof payload.idempotencyKey === 'string' ? payload.idempotencyKey : undefined
+    // HMAC modes decide idempotency from signed material only (the body's key, else the signature):
+    // an unsigned header (Idempotency-Key, X-GitHub-Delivery) changed or dropped never makes a
+    // captured request new. Bearer and none sign nothing about the request, so the header counts.
+    const idempotencyKey = replayKey !== null ? (bodyKey ?? replayKey) : (header('idempotency-key') ?? bodyKey)
+    if (idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
+      throw invalid(replayKey === null && header('idempotency-key') !== undefined ? '/headers/idempotency-key' : '/idempotencyKey', 'must be 1 to 255 characters')
+    }
     const variables = payload.variables && typeof payload.variables === 'object' && !Array.isArray(payload.variables) ? (payload.variables as Record<string, unknown>) : undefined
     // Fires of an always_enqueue routine do not depend on each other: they share the routine's row
     // lock (an edit in flight still waits for them, and they for it). Other policies ask "is a run
@@ -123,6 +135,7 @@ export class RoutineFiring {
         projectId: undefined,
         assigneeAgentId: undefined,
         idempotencyKey: idempotencyKey ?? null,
+        requestedByAgentId: null,
       })
     })
     let result: { run: RoutineRun; created: boolean }
@@ -193,6 +206,9 @@ export class RoutineFiring {
    * transaction per batch, so a crash loses or repeats nothing. Returns the number of runs queued.
    */
   async tickSchedules(now: Date = this.ctx.now(), batchSize = 100): Promise<number> {
+    // A gated instance (tower `enforce`, not enrolled) claims nothing: due times wait, and the
+    // catch-up policy decides about them once the gate opens.
+    if (this.ctx.towerGate?.()) return 0
     let queued = 0
     for (;;) {
       const { claimed, added } = await this.ctx.storage.transaction(async (tx) => {
@@ -325,6 +341,7 @@ function newRun(routine: Routine, req: RunRequest, id: string): NewRoutineRun {
     payload: null,
     projectId: req.projectId ?? null,
     assigneeAgentId: req.assigneeAgentId ?? null,
+    requestedByAgentId: req.requestedByAgentId,
     issueId: null,
     linkedRunId: null,
     error: null,
@@ -345,6 +362,7 @@ function scheduleRun(trigger: RoutineTrigger, at: Date): NewRoutineRun {
     payload: null,
     projectId: null,
     assigneeAgentId: null,
+    requestedByAgentId: null,
     issueId: null,
     linkedRunId: null,
     error: null,

@@ -1,4 +1,4 @@
-import { SlawError, invalid, notFound } from '../../errors.js'
+import { SlawError, invalid, notFound, type ErrorDetail } from '../../errors.js'
 import { validateBindings } from '../secrets/binding-usage.js'
 import type {
   CatchUpPolicy, ConcurrencyPolicy, Routine, RoutineContent, RoutinePatch, RoutineRevision, RoutineRun, RoutineStatus,
@@ -15,6 +15,9 @@ import { recordActivity } from '../audit/activity-recorder.js'
 import { newPublicId, newTriggerSecret, storedSecret } from './trigger-signatures.js'
 import { nextFireAfter, parseSchedule } from './cron.js'
 import { maxRoutineTitle, normaliseVariables, type VariableInput } from './variables.js'
+import { codeLoadingReason, envNamePattern } from '../runs/agent-env.js'
+import { assertAgentMayChange, assertAgentMayChangeTrigger, defaultRoutineLimits, sameEnv, writerOf, type RoutineLimits } from './routine-access.js'
+import { minScheduleGapSec } from './cron.js'
 import { RoutineFiring, type PublicFireInput, type RunRoutineInput } from './firing.js'
 import type { SquadService } from '../org/squads.js'
 
@@ -22,7 +25,6 @@ export { maxRoutineTitle } from './variables.js'
 export type { PublicFireInput, RunRoutineInput } from './firing.js'
 const maxTriggersPerRoutine = 50
 const maxEnvBindings = 100
-const envNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 export interface CreateRoutineInput {
   title: string
@@ -81,6 +83,7 @@ export class RoutineService {
     private readonly ctx: ServiceContext,
     private readonly squads: SquadService,
     issues: IssueService,
+    private readonly limits: Required<RoutineLimits> = defaultRoutineLimits,
   ) {
     this.firing = new RoutineFiring(ctx, squads, issues)
   }
@@ -127,6 +130,13 @@ export class RoutineService {
     return this.ctx.storage.transaction(async (tx) => {
       await this.squads.writable(tx, actor, squadId)
       if (input.status === 'archived') throw invalid('/status', 'a routine is created active or paused')
+      if (actor.type === 'agent') {
+        // Agent keys may not flood a squad with routines (docs/routines.md, Quotas).
+        const made = await tx.routines.countCreatedByAgents(squadId)
+        if (made >= this.limits.maxAgentRoutinesPerSquad) {
+          throw new SlawError('routine_quota_exceeded', `Agent keys have created ${made} routines in this squad; at most ${this.limits.maxAgentRoutinesPerSquad} (an Operator may create more, or delete some).`)
+        }
+      }
       const content: RoutineContent = {
         title: checkTitle(input.title),
         description: input.description ?? null,
@@ -145,7 +155,7 @@ export class RoutineService {
       content.env = await validateBindings(tx, squadId, content.env, actor)
       await this.checkRefs(tx, squadId, content)
       const revisionId = uuidv7()
-      const routine = await tx.routines.insert({ id: uuidv7(), squadId, ...content, revisionId, revisionNumber: 1 })
+      const routine = await tx.routines.insert({ id: uuidv7(), squadId, ...content, createdByAgentId: actor.type === 'agent' ? actor.agentId : null, envWrittenBy: writerOf(actor), revisionId, revisionNumber: 1 })
       const revision = await tx.routines.insertRevision({ id: revisionId, routineId: routine.id, squadId, number: 1, change: 'created', snapshot: { ...content, triggers: [] }, ...revisionActor(actor) })
       await recordActivity(tx, actor, { squadId, action: 'routine.created', entityType: 'routine', entityId: routine.id, details: { title: routine.title, revision: 1 } })
       return { routine, triggers: [], revision }
@@ -156,6 +166,7 @@ export class RoutineService {
     return this.ctx.storage.transaction(async (tx) => {
       const current = await this.visible(tx, actor, id, { forUpdate: true })
       await this.squads.writable(tx, actor, current.squadId)
+      assertAgentMayChange(actor, current)
       if (input.baseRevisionId !== undefined && input.baseRevisionId !== current.revisionId) {
         throw new SlawError('revision_conflict', `The routine changed since revision ${input.baseRevisionId}; its latest revision is ${current.revisionId}.`)
       }
@@ -174,7 +185,10 @@ export class RoutineService {
       if (input.variables !== undefined) patch.variables = normaliseVariables(input.variables)
       if (input.env !== undefined) patch.env = await validateBindings(tx, current.squadId, this.checkEnv(actor, input.env), actor)
       await this.checkRefs(tx, current.squadId, patch)
-      const routine = await this.saveRevision(tx, actor, current, patch, 'updated')
+      // Whoever changes env writes it: its trust in an agent's environment follows the writer.
+      const envWrittenBy = patch.env !== undefined && !sameEnv(patch.env, current.env) ? writerOf(actor) : current.envWrittenBy
+      assertAgentMayChange(actor, current, { env: patch.env ?? current.env, envWrittenBy, assigneeAgentId: patch.assigneeAgentId !== undefined ? patch.assigneeAgentId : current.assigneeAgentId })
+      const routine = await this.saveRevision(tx, actor, current, { ...patch, envWrittenBy }, 'updated')
       if (patch.status !== undefined && patch.status !== current.status) await this.statusChanged(tx, routine)
       await recordActivity(tx, actor, {
         squadId: routine.squadId,
@@ -197,11 +211,16 @@ export class RoutineService {
       if (!old) throw notFound('Revision')
       if (current.status === 'archived') throw new SlawError('invalid_state', 'The routine is archived; archived routines are permanent.')
       const { triggers: _triggers, status: _status, ...content } = old.snapshot
-      // The env of the old revision is re-checked: an agent may not bring a secret_ref back.
-      this.checkEnv(actor, content.env)
+      assertAgentMayChange(actor, current)
       // Referenced records may be gone since: restore what still exists.
       const refs = await this.existingRefs(tx, current.squadId, content)
-      const routine = await this.saveRevision(tx, actor, current, { ...content, ...refs }, 'restored')
+      // The env of the old revision is re-checked: an agent may not bring back a secret_ref or a
+      // name that loads code. An unchanged env keeps its writer; a restored one is the restorer's.
+      const envChanged = !sameEnv(content.env, current.env)
+      if (envChanged) this.checkEnv(actor, content.env)
+      const envWrittenBy = envChanged ? writerOf(actor) : current.envWrittenBy
+      assertAgentMayChange(actor, current, { env: content.env, envWrittenBy, assigneeAgentId: refs.assigneeAgentId })
+      const routine = await this.saveRevision(tx, actor, current, { ...content, ...refs, envWrittenBy }, 'restored')
       await recordActivity(tx, actor, { squadId: routine.squadId, action: 'routine.restored', entityType: 'routine', entityId: routine.id, details: { fromRevision: old.number, revision: routine.revisionNumber } })
       const revision = (await tx.routines.getRevision(routine.id, routine.revisionId))!
       return { routine, triggers: await tx.routines.listTriggers(routine.id), revision }
@@ -214,17 +233,19 @@ export class RoutineService {
     const result = await this.ctx.storage.transaction(async (tx) => {
       const routine = await this.visible(tx, actor, routineId, { forUpdate: true })
       await this.squads.writable(tx, actor, routine.squadId)
+      assertAgentMayChange(actor, routine)
       if (routine.status === 'archived') throw new SlawError('invalid_state', 'The routine is archived; archived routines are permanent.')
       const existing = await tx.routines.listTriggers(routine.id)
       if (existing.length >= maxTriggersPerRoutine) throw invalid('/', `a routine has at most ${maxTriggersPerRoutine} triggers`)
       const id = uuidv7()
       const now = this.ctx.now()
       let secret: string | null = null
-      const base = { id, squadId: routine.squadId, routineId: routine.id, kind: input.kind, label: input.label ?? null, enabled: input.enabled ?? true, secretRotatedAt: null }
+      const base = { id, squadId: routine.squadId, routineId: routine.id, kind: input.kind, label: input.label ?? null, enabled: input.enabled ?? true, secretRotatedAt: null, createdByAgentId: actor.type === 'agent' ? actor.agentId : null }
       let trigger: RoutineTrigger
       if (input.kind === 'schedule') {
         const timezone = input.timezone ?? 'UTC'
         const cron = parseSchedule(input.cronExpression, timezone, now)
+        this.checkAgentSchedule(actor, cron, now)
         const cronExpression = cron.getPattern() ?? input.cronExpression.trim()
         const nextFireAt = base.enabled && routine.status === 'active' ? cron.nextRun(now) : null
         trigger = await tx.routines.insertTrigger({ ...base, cronExpression, timezone, nextFireAt, signingMode: null, replayWindowSec: null, publicId: null, secretHash: null, secretCiphertext: null })
@@ -256,6 +277,7 @@ export class RoutineService {
         const timezone = input.timezone ?? current.timezone!
         const now = this.ctx.now()
         const cron = parseSchedule(cronExpression, timezone, now)
+        if (input.cronExpression !== undefined || input.timezone !== undefined) this.checkAgentSchedule(actor, cron, now)
         if (input.cronExpression !== undefined) patch.cronExpression = cron.getPattern() ?? cronExpression.trim()
         if (input.timezone !== undefined) patch.timezone = timezone
         // A new pattern, zone or re-enabling starts counting from now: nothing missed is caught up.
@@ -368,23 +390,40 @@ export class RoutineService {
     const trigger = await tx.routines.getTrigger(triggerId)
     if (!trigger) throw notFound('Trigger')
     await this.squads.writable(tx, actor, routine.squadId)
+    assertAgentMayChangeTrigger(actor, routine, trigger)
     if (!opts.allowArchived && routine.status === 'archived') throw new SlawError('invalid_state', 'The routine is archived; archived routines are permanent.')
     return { trigger, routine }
   }
 
   /**
-   * Env bindings (DECISIONS section 4): names are environment variable names; only the Operator may
-   * bind a secret_ref (agents get 403). The binding's shape was checked by the request schema.
+   * Env bindings: names are environment variable names, never SVC_ (the wake variables); only the
+   * Operator may bind a secret_ref (agents get 403) or set a name that loads code (agents get 400
+   * with one detail per name; docs/security.md). The binding's shape was checked by the request schema.
    */
   private checkEnv(actor: Actor, env: Record<string, EnvBinding>): Record<string, EnvBinding> {
     const names = Object.keys(env)
     if (names.length > maxEnvBindings) throw invalid('/env', `at most ${maxEnvBindings} bindings`)
+    const details: ErrorDetail[] = []
     for (const name of names) {
       if (!envNamePattern.test(name)) throw invalid(`/env/${name}`, 'must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)')
+      if (name.toUpperCase().startsWith('SVC_')) details.push({ path: `/env/${name}`, message: 'SVC_ names are the wake variables; bind another name' })
+      else if (actor.type === 'agent') {
+        const why = codeLoadingReason(name)
+        if (why) details.push({ path: `/env/${name}`, message: `only an Operator may set ${name}: ${why}` })
+      }
       const b = env[name]!
       if (typeof b === 'object' && b.type === 'secret_ref' && !isPrivileged(actor)) throw new SlawError('forbidden', 'Only the Operator may bind a secret_ref.')
     }
+    if (details.length) throw new SlawError('invalid_payload', details.map((d) => `${d.path} ${d.message}`).join('; '), details)
     return env
+  }
+
+  /** Agent-written schedules fire at most every `minAgentScheduleIntervalSec` (docs/routines.md, Quotas). */
+  private checkAgentSchedule(actor: Actor, cron: Parameters<typeof minScheduleGapSec>[0], now: Date): void {
+    if (actor.type !== 'agent') return
+    const min = this.limits.minAgentScheduleIntervalSec
+    const gap = minScheduleGapSec(cron, now)
+    if (gap < min) throw new SlawError('schedule_too_frequent', `The schedule fires every ${gap} seconds at times; a schedule written by an agent key fires at most every ${min} seconds.`, [{ path: '/cronExpression', message: `at least ${min} seconds between due times` }])
   }
 
   private async checkRefs(tx: StorageSession, squadId: string, c: Partial<RoutineContent>): Promise<void> {

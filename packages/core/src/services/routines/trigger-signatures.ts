@@ -58,7 +58,8 @@ const header = (req: SignedRequest, name: string): string | undefined => {
 
 /**
  * Checks a public fire against the trigger's signing mode (an `api` trigger is always `bearer`).
- * Returns a key that identifies this exact signed request (for replay deduplication), or null.
+ * Returns a key derived from the signature of this exact signed request (for replay deduplication:
+ * HMAC modes), or null for modes that sign nothing about the request (bearer, none).
  * Throws 401 unauthorized with a message naming what failed, never the expected value.
  */
 export function verifySignature(trigger: RoutineTrigger, req: SignedRequest, now: Date, masterKey: MasterKey): string | null {
@@ -88,7 +89,8 @@ export function verifySignature(trigger: RoutineTrigger, req: SignedRequest, now
       const secret = decryptSecret(trigger, masterKey)
       const expected = `sha256=${hmacHex(secret, req.rawBody)}`
       if (!safeEqual(sig.toLowerCase(), expected)) throw refuse(`The ${vcsSignatureHeader} signature does not match.`)
-      return null
+      // No timestamp is signed: the body's signature itself is what a replay repeats.
+      return `vcs:${expected.slice(7)}`
     }
   }
 }

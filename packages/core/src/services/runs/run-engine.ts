@@ -13,6 +13,8 @@ import { recordActivity } from '../audit/activity-recorder.js'
 import { runEventFact } from './run-facts.js'
 import { RunTokens } from './run-tokens.js'
 import { heartbeatRunJob, queueWake } from './wakes.js'
+import { composeAgentEnv, type EnvPart, type RefusedBinding } from './agent-env.js'
+import type { RoutineRunEnv } from '../../contracts/routines.js'
 import { savedSession, settleSession, wakeContext } from './run-sessions.js'
 import { usageDelta, upstreamRetryAt } from './run-usage.js'
 
@@ -111,13 +113,16 @@ export class RunEngine {
   }
 
   /**
-   * Why the agent may not be woken now, or null: agent not active, squad archived, and every
-   * checkout guard (project paused, budget hard stops incl. token ceilings, tower hard limit).
+   * Why the agent may not be woken now, or null: agent not active, squad archived, the tower gate
+   * (`enforce` mode, not enrolled), and every checkout guard (project paused, budget hard stops incl. token ceilings, tower hard limit).
    */
   async gate(tx: StorageSession, agent: Agent, squad: Squad, issue: Issue | null): Promise<SlawError | null> {
     if (agent.status === 'terminated') return new SlawError('agent_not_active', 'The agent is terminated; it is never woken.')
     if (agent.status === 'paused') return new SlawError('agent_not_active', `The agent is paused${agent.pauseReason ? ` (${agent.pauseReason})` : ''}.`)
     if (squad.status === 'archived') return new SlawError('squad_archived')
+    // The tower gate holds for runs as for requests: a gated instance wakes no agent.
+    const towerGate = this.ctx.towerGate?.()
+    if (towerGate) return new SlawError('instance_not_enrolled', towerGate.message)
     try {
       await this.issues.checkGuards(tx, { issue, agent, squad })
     } catch (err) {
@@ -304,26 +309,36 @@ export class RunEngine {
   }
 
   /**
-   * The wake environment (DECISIONS section 4): the agent's adapterConfig.env bindings, the
-   * routine's env for an issue a routine run created, then the wake variables (which nothing
-   * overrides). Nothing of the server's own environment. A secret that does not resolve fails the
-   * run with a sentence naming the binding, never a value.
+   * The wake environment: every source goes through the one rule of agent-env.ts, which knows who
+   * wrote each part — the agent's adapterConfig.env (an Operator's, for this agent), the routine's
+   * env for an issue a routine run created (an Operator's only for the assignee an Operator chose;
+   * an agent's never loading code nor overriding), then the wake variables (which nothing
+   * overrides). Nothing of the server's own environment. Refused bindings are left out and logged
+   * by name. A secret that does not resolve fails the run with a sentence naming the binding,
+   * never a value.
    */
   async buildEnv(run: HeartbeatRun, agent: Agent, token: string): Promise<Record<string, string>> {
-    const env: Record<string, string> = {}
+    const parts: EnvPart[] = [{ source: 'wake', bindings: wakeVariables(run, token, this.apiUrl), path: 'wake' }]
     const agentEnv = agent.adapterConfig.env
-    if (agentEnv && typeof agentEnv === 'object') {
-      for (const [name, binding] of Object.entries(agentEnv as Record<string, EnvBinding>)) {
-        env[name] = await this.resolveBinding(run, binding, { type: 'agent', id: agent.id }, `adapterConfig.env.${name}`)
-      }
-    }
+    if (agentEnv && typeof agentEnv === 'object') parts.push({ source: 'agent_config', bindings: agentEnv as Record<string, EnvBinding>, path: 'adapterConfig.env' })
+    const refused: RefusedBinding[] = []
     if (run.routineRunId && this.ctx.storage.routineEnv) {
-      const routineEnv = await this.ctx.storage.routineEnv.envForRun(run.routineRunId)
-      for (const [name, binding] of Object.entries(routineEnv ?? {})) {
-        env[name] = await this.resolveBinding(run, binding, { type: 'routine', id: run.routineRunId }, `routine.env.${name}`)
+      const routine = await this.ctx.storage.routineEnv.runEnv(run.routineRunId)
+      if (routine && Object.keys(routine.env).length) {
+        if (routine.envWrittenBy === 'agent') parts.push({ source: 'routine_agent', bindings: routine.env, path: 'routine.env' })
+        else if (operatorChoseAssignee(routine, run.agentId)) parts.push({ source: 'routine_operator', bindings: routine.env, path: 'routine.env' })
+        // An Operator's env (and its secrets) goes only to the assignee an Operator chose.
+        else for (const name of Object.keys(routine.env)) refused.push({ name, source: 'routine_operator', reason: 'an Operator wrote it for another assignee' })
       }
     }
-    Object.assign(env, wakeVariables(run, token, this.apiUrl))
+    const plan = composeAgentEnv(parts)
+    refused.push(...plan.refused)
+    if (refused.length) this.ctx.log.warn({ runId: run.id, agentId: run.agentId, refused }, 'env bindings refused for the wake environment')
+    const env: Record<string, string> = {}
+    for (const p of plan.planned) {
+      const consumer = p.source === 'agent_config' ? { type: 'agent' as const, id: agent.id } : { type: 'routine' as const, id: run.routineRunId ?? run.id }
+      env[p.name] = p.source === 'wake' ? (p.binding as string) : await this.resolveBinding(run, p.binding, consumer, p.configPath)
+    }
     return env
   }
 
@@ -483,6 +498,16 @@ export class RunEngine {
     }
     return { runs, outputs, jobs }
   }
+}
+
+/**
+ * Whether the woken agent is the assignee an Operator chose for the routine run: the routine's own
+ * assignee (only an Operator may change it once an Operator wrote the env), or a run's assignee
+ * override that no agent asked for.
+ */
+function operatorChoseAssignee(r: RoutineRunEnv, agentId: string): boolean {
+  if (r.runAssigneeAgentId !== null && r.runAssigneeAgentId !== r.routineAssigneeAgentId) return r.requestedByAgentId === null && r.runAssigneeAgentId === agentId
+  return r.routineAssigneeAgentId === agentId
 }
 
 /** The wake variables of the spec (Authentication): only those with a value are set. */
