@@ -28,7 +28,7 @@ export const RoutineVariableRecord = Type.Object({
 export type RoutineVariable = StaticDecode<typeof RoutineVariableRecord>
 
 /**
- * An env binding (agent `adapterConfig.env`, routine `env`), DECISIONS section 4: a plain string,
+ * An env binding (agent `adapterConfig.env`, routine `env`), docs/secrets.md (Bindings and resolve): a plain string,
  * `{type:'plain', value}` or `{type:'secret_ref', secretId, version}`.
  */
 export const EnvBindingSchema = Type.Union([

@@ -7,7 +7,7 @@ import { invalid } from '../../errors.js'
  * spring-forward transition and one repeated by a fall-back transition each fire once).
  */
 
-/** The catch-up cap of `enqueue_missed_with_cap` (SERVICE-SPEC Limits). */
+/** The catch-up cap of `enqueue_missed_with_cap` (25; docs/routines.md). */
 export const missedRunCap = 25
 /** A due-time scan stops after this many steps (a minutely schedule stopped for ~70 days). */
 const maxScan = 100_000
