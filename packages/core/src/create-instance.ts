@@ -22,6 +22,8 @@ import { SlawMetrics, type MetricsOptions } from './http/metrics.js'
 import { runDeadlineJob, runRetentionJob, type RunOptions } from './services/runs/run-engine.js'
 import { heartbeatRunJob } from './services/runs/wakes.js'
 import { slawVersion } from './version.js'
+import { EventHub, type EventStreamOptions } from './services/events/event-hub.js'
+import type { EventBroker } from './contracts/storage.js'
 
 export interface InstanceOptions {
   /** Where everything lives. `pgStorage()` from `@slaw/storage-pg`, `pgliteStorage()` from `@slaw/storage-pg/pglite`. */
@@ -99,6 +101,16 @@ export interface InstanceOptions {
    * SVC_MIN_AGENT_SCHEDULE_INTERVAL_SEC (docs/routines.md).
    */
   routines?: RoutineLimits
+  /**
+   * Live events (`GET /api/squads/{id}/events`): retention of Last-Event-ID, streams per key,
+   * buffer per stream, keep-alive and poll intervals (docs/events.md).
+   */
+  events?: EventStreamOptions
+  /**
+   * Wakes the other nodes' event streams, e.g. `redisEventBroker()` from `@slaw/lock-redis`. Default:
+   * the storage's own (PostgreSQL LISTEN/NOTIFY); PGlite, one node, needs none.
+   */
+  eventBroker?: EventBroker
 }
 
 export interface ListenOptions {
@@ -226,6 +238,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     else log.warn('An Operator key was created for this new instance; it is shown once by `slaw start`. Pass onOperatorKeyCreated to receive it.')
   }
 
+  const eventHub = new EventHub(storage, options.eventBroker ?? storage.eventBroker, options.events ?? {}, log)
   const metrics = options.metrics === false ? undefined : new SlawMetrics({ storage, tower: options.tower })
   const metricsPort = options.metrics ? options.metrics.port : undefined
   const app = await buildApp({
@@ -237,6 +250,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     version: slawVersion,
     health: () => checkHealth({ storage, locks, tower: options.tower, jobs: options.jobs === false ? undefined : jobs }),
     ...(metrics ? { metrics: { metrics, route: metricsPort === undefined } } : {}),
+    events: { hub: eventHub, storage },
   })
   app.addHook('onReady', async () => {
     if (options.jobs !== false) jobs.start()

@@ -37,6 +37,7 @@ export const errorCodes = {
   secret_unavailable: { status: 409, message: 'The secret cannot be resolved.' },
   secret_provider_config_in_use: { status: 409, message: 'Secrets still use this provider configuration.' },
   routine_quota_exceeded: { status: 429, message: 'Agent keys have created as many routines in this squad as allowed.' },
+  too_many_streams: { status: 429, message: 'This key has as many live event streams open as allowed; close one first.' },
   schedule_too_frequent: { status: 400, message: 'A schedule written by an agent key fires too often.' },
   skill_import_disabled: { status: 403, message: 'Skill imports from disk are off on this instance.' },
   skill_source_refused: { status: 403, message: 'That path may not be imported as a skill.' },

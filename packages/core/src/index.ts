@@ -5,6 +5,7 @@ export type { InstanceOptions, ListenOptions, SlawInstance } from './create-inst
 export type * from './contracts/storage.js'
 export { UniqueViolation } from './contracts/storage.js'
 export { StorageUnavailableError } from './contracts/storage.js'
+export { compareEventCursors, isEventCursor } from './contracts/storage.js'
 export type { LockProvider } from './contracts/lock-provider.js'
 export { LockUnavailableError } from './contracts/lock-provider.js'
 export type { SecretProvider, SecretProviderErrorCode } from './contracts/secret-provider.js'

@@ -126,7 +126,8 @@ eachBackend(t, 'openapi: a valid OpenAPI 3 document of every route', async (t, a
       }
       const ok = responses.filter(([status]) => status.startsWith('2'))
       if (!ok.length) problems.push(`${where}: no 2xx response`)
-      for (const [status, r] of ok) if (!r.content?.['application/json']?.schema) problems.push(`${where} ${status}: no JSON schema`)
+      // The one stream (Server-Sent Events) documents its messages instead.
+      for (const [status, r] of ok) if (!(r.content?.['application/json'] ?? r.content?.['text/event-stream'])?.schema) problems.push(`${where} ${status}: no JSON schema`)
       const err = op.responses?.['404']?.content?.['application/json']?.schema
       if (path !== '/api/health' && (!err || err.$ref !== '#/components/schemas/ErrorBody')) problems.push(`${where}: 404 is not the ErrorBody`)
       if ((method === 'put' || method === 'patch') && !op.requestBody?.content?.['application/json']?.schema) problems.push(`${where}: no request body schema`)

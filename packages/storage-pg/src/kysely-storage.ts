@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { CamelCasePlugin, Kysely, Migrator, sql, type Dialect, type Transaction } from 'kysely'
-import type { Storage, StorageSession } from '@slaw/core'
+import type { EventBroker, Storage, StorageSession } from '@slaw/core'
 import { migrationProvider, migrations } from './migrations/index.js'
 import { pipelined } from './pipelined-transaction.js'
 import type { Database } from './schema.js'
@@ -23,6 +23,7 @@ import { PgTowerStateRepository } from './repositories/tower-state.js'
 import { PgRoutineRepository } from './repositories/routines.js'
 import { PgSecretRepository } from './repositories/secrets.js'
 import { PgHeartbeatRunRepository } from './repositories/heartbeat-runs.js'
+import { PgEventFeed } from './repositories/events.js'
 
 export type Db = Kysely<Database>
 
@@ -69,6 +70,8 @@ export interface KyselyStorageOptions {
   inMemory?: boolean
   /** Pool use, when the dialect knows it. */
   poolStats?: () => { max: number; inUse: number }
+  /** Wakes other nodes' event readers (PostgreSQL LISTEN/NOTIFY); none for a single-node store. */
+  eventBroker?: EventBroker
 }
 
 /**
@@ -92,7 +95,10 @@ export class KyselyStorage implements Storage {
   private readonly onClose: (() => Promise<void>) | undefined
   private readonly dialect: Dialect
   private closed = false
+  private readonly commitListeners = new Set<() => void>()
   poolStats?: () => { max: number; inUse: number }
+  readonly events: PgEventFeed
+  readonly eventBroker?: EventBroker
 
   constructor(options: KyselyStorageOptions) {
     this.name = options.name
@@ -105,6 +111,13 @@ export class KyselyStorage implements Storage {
     this.onClose = options.onClose
     if (options.poolStats) this.poolStats = options.poolStats
     this.session = createSession(() => this.openTransaction() ?? this.db)
+    this.events = new PgEventFeed(() => this.openTransaction() ?? this.db)
+    if (options.eventBroker) this.eventBroker = options.eventBroker
+  }
+
+  onCommit(listener: () => void): () => void {
+    this.commitListeners.add(listener)
+    return () => this.commitListeners.delete(listener)
   }
 
   get squads() { return this.session.squads }
@@ -162,7 +175,7 @@ export class KyselyStorage implements Storage {
 
   async transaction<T>(fn: (tx: StorageSession) => Promise<T>): Promise<T> {
     if (this.openTransaction()) return fn(this.session)
-    return this.db.transaction().execute(async (trx) => {
+    const result = await this.db.transaction().execute(async (trx) => {
       const scope = { trx: await pipelined(trx, this.dialect), open: true }
       try {
         return await this.current.run(scope, () => fn(this.session))
@@ -170,6 +183,15 @@ export class KyselyStorage implements Storage {
         scope.open = false
       }
     })
+    // Committed: live event readers look for what it wrote (a listener never fails the caller).
+    for (const listener of this.commitListeners) {
+      try {
+        listener()
+      } catch {
+        // a reader's problem, not this transaction's
+      }
+    }
+    return result
   }
 
   async ping(): Promise<void> {

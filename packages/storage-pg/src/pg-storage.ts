@@ -2,6 +2,7 @@ import postgres, { type Sql } from 'postgres'
 import { PostgresJsDialect } from './postgres-js-dialect.js'
 import type { Storage } from '@slaw/core'
 import { KyselyStorage } from './kysely-storage.js'
+import { pgNotifyBroker } from './event-broker.js'
 
 export interface PgStorageOptions {
   /** postgres://… connection string. Ignored when `client` is given. */
@@ -38,5 +39,5 @@ export function pgStorage(options: PgStorageOptions): Storage & { readonly db: K
   const forDialect = owned ? client : (new Proxy(client, { get: (t, p) => (p === 'end' ? async () => undefined : Reflect.get(t, p)) }) as Sql)
   const dialect = new PostgresJsDialect(forDialect)
   const max = options.max ?? 10
-  return new KyselyStorage({ name: 'postgres', dialect, poolStats: () => ({ max, inUse: Math.min(max, dialect.busy()) }) })
+  return new KyselyStorage({ name: 'postgres', dialect, poolStats: () => ({ max, inUse: Math.min(max, dialect.busy()) }), eventBroker: pgNotifyBroker(client) })
 }

@@ -40,7 +40,8 @@ export type IssueDocumentsTable = Table<IssueDocument>
 
 export type InteractionsTable = Table<Interaction, { generated: 'status'; json: 'payload' | 'response' }>
 
-export type ActivityTable = Table<ActivityEntry, { json: 'details' }>
+/** `txid` orders the live event feed (migration 0013); storage only. */
+export type ActivityTable = Table<ActivityEntry, { json: 'details' }, { txid: Generated<string | null> }>
 
 /** `seq` is the published order (`pubSeq`), read as a string. */
 export type OutboxTable = Table<OutboxEntry, { json: 'payload'; omit: 'seq' }, { id: Generated<number>; txid: Generated<number>; pubSeq: number | null }>

@@ -25,6 +25,13 @@ export function recordset(rows: Array<Record<string, unknown>>, columns: Readonl
 
 export const now = (): RawBuilder<Date> => sql<Date>`now()`
 
+/**
+ * The visibility horizon: every transaction with a txid below it has ended (committed or rolled
+ * back), so rows they wrote are final and no row written later can sort before them. The outbox
+ * publishes, and the event feed reads, only below it (docs/architecture.md, "The outbox").
+ */
+export const visibilityHorizon = (): RawBuilder<string> => sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
+
 /** Priority order for sorting: critical first. */
 export const priorityRank: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3 }
 

@@ -33,6 +33,9 @@ import { routineTriggerRoutes } from '../routes/routine-triggers.js'
 import { secretRoutes } from '../routes/secrets.js'
 import { secretProviderRoutes } from '../routes/secret-providers.js'
 import { runRoutes } from '../routes/runs.js'
+import { eventRoutes } from '../routes/events.js'
+import type { EventHub } from '../services/events/event-hub.js'
+import type { Storage } from '../contracts/storage.js'
 import './types.js'
 
 export interface BuildAppOptions {
@@ -46,6 +49,8 @@ export interface BuildAppOptions {
   health?: () => Promise<HealthReport>
   /** Counts requests; `route: true` also serves `GET /metrics` on this app (Operator key). */
   metrics?: { metrics: SlawMetrics; route: boolean }
+  /** Live events (`GET /api/squads/{id}/events`); its streams end when the app closes. */
+  events?: { hub: EventHub; storage: Storage }
 }
 
 /** Every route plugin of the local API, in registration order. Later features append here. */
@@ -103,6 +108,14 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     if (opts.metrics.route) opts.metrics.metrics.route(app)
   }
   for (const plugin of routePlugins) await app.register(plugin)
+  if (opts.events) {
+    const { hub } = opts.events
+    await app.register(eventRoutes, opts.events)
+    // Streams never go idle: end them before the server waits for its connections.
+    app.addHook('preClose', async () => {
+      await hub.close()
+    })
+  }
   return app
 }
 

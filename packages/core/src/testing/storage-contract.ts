@@ -1,6 +1,6 @@
-import type { Storage } from '../contracts/storage.js'
+import type { FeedEvent, Storage } from '../contracts/storage.js'
 import type { OutboxEntry } from '../records/activity.js'
-import { UniqueViolation } from '../contracts/storage.js'
+import { UniqueViolation, compareEventCursors, isEventCursor } from '../contracts/storage.js'
 import { uuidv7 } from '../services/foundation/ids.js'
 import type { ContractTest } from './contract-test.js'
 
@@ -379,6 +379,39 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal(x, y, 'two nodes claiming at once agree on one key id')
     t.equal(await s.secrets.claimMasterKeyId('key-c'), x, 'a later claim reads the recorded id')
   })
+
+  kit('the event feed: final activity in commit order, by squad, with head and locate', async (t, s) => {
+    const a = await squad(s)
+    const b = await squad(s)
+    const start = await s.events.head()
+    let commits = 0
+    const off = s.onCommit?.(() => commits++)
+    const entry = (squadId: string, n: number) => ({
+      id: uuidv7(), squadId, actorType: 'system' as const, actorId: 'kit', action: 'issue.updated', entityType: 'issue', entityId: uuidv7(),
+      agentId: null, runId: null, details: { n }, createdAt: new Date(),
+    })
+    await s.transaction((tx) => tx.activity.record([entry(a.id, 1), entry(a.id, 2)], []))
+    await s.transaction((tx) => tx.activity.record([entry(b.id, 3)], []))
+    await s.transaction((tx) => tx.activity.record([entry(a.id, 4)], []))
+    if (off) {
+      t.ok(commits >= 3, 'onCommit listeners hear every commit')
+      off()
+    }
+    const all = await feedOnce(s, start, 4)
+    t.same(all.map((e) => e.details?.n), [1, 2, 3, 4], 'in commit order')
+    t.ok(all.every((e, i) => i === 0 || compareEventCursors(all[i - 1]!.cursor, e.cursor) < 0), 'cursors increase')
+    t.ok(all.every((e) => isEventCursor(e.cursor)), 'cursors have the documented shape')
+    t.same(all.map((e) => e.action), Array(4).fill('issue.updated'))
+    t.ok(all[0]!.createdAt instanceof Date)
+    const ofA = (await s.events.readAfter(start, 10, a.id)).events
+    t.same(ofA.map((e) => e.details?.n), [1, 2, 4], 'one squad')
+    t.same((await s.events.readAfter(all[1]!.cursor, 10)).events.map((e) => e.details?.n), [3, 4], 'after a cursor')
+    t.same((await s.events.readAfter(all[0]!.cursor, 1)).events.map((e) => e.details?.n), [2], 'limited')
+    t.same((await s.events.readAfter(all[3]!.cursor, 10)).events, [], 'nothing after the last')
+    t.equal(await s.events.head(), all[3]!.cursor, 'head is the newest final event')
+    t.equal((await s.events.locate(all[2]!.cursor))?.getTime(), all[2]!.createdAt.getTime(), 'locate finds an event')
+    t.equal(await s.events.locate(`1-0-${uuidv7()}`), undefined, 'and not one never stored')
+  })
 }
 
 /**
@@ -391,6 +424,15 @@ async function outboxRowsOnce(s: Storage, cursor: string, n: number, keep: (row:
   for (;;) {
     const read = (await s.outbox.readAfter(cursor, 100)).filter(keep)
     if (read.length >= n) return read
+    await new Promise((r) => setImmediate(r))
+  }
+}
+
+/** The feed's events after `cursor` once there are at least `n` (the visibility horizon, as above). */
+async function feedOnce(s: Storage, cursor: string, n: number): Promise<FeedEvent[]> {
+  for (;;) {
+    const { events } = await s.events.readAfter(cursor, 100)
+    if (events.length >= n) return events
     await new Promise((r) => setImmediate(r))
   }
 }

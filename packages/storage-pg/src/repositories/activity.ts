@@ -3,6 +3,9 @@ import type { ActivityEntry, ActivityFilter, ActivityRepository, NewActivity, Ne
 import type { Database } from '../schema.js'
 import { json, recordset } from '../sql-helpers.js'
 
+/** The record's columns (the table also holds `txid`, for the event feed). */
+const entryColumns = ['id', 'squadId', 'actorType', 'actorId', 'action', 'entityType', 'entityId', 'agentId', 'runId', 'details', 'createdAt'] as const satisfies ReadonlyArray<keyof ActivityEntry>
+
 export class PgActivityRepository implements ActivityRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
@@ -10,7 +13,7 @@ export class PgActivityRepository implements ActivityRepository {
     const row = await this.db()
       .insertInto('activity')
       .values({ ...e, details: e.details === null ? null : json(e.details) })
-      .returningAll()
+      .returning(entryColumns)
       .executeTakeFirstOrThrow()
     return row
   }
@@ -29,7 +32,7 @@ export class PgActivityRepository implements ActivityRepository {
 
   async list(f: ActivityFilter): Promise<ActivityEntry[]> {
     // Entry ids are UUIDv7: id order is time order, and every filter below has an index ending in id.
-    let q = this.db().selectFrom('activity').selectAll().where('squadId', '=', f.squadId)
+    let q = this.db().selectFrom('activity').select(entryColumns).where('squadId', '=', f.squadId)
     if (f.agentId) q = q.where('agentId', '=', f.agentId)
     if (f.entityType) q = q.where('entityType', '=', f.entityType)
     if (f.entityId) q = q.where('entityId', '=', f.entityId)

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { NewOutboxEntry, OutboxEntry, OutboxRepository } from '@slaw/core'
 import { outboxInsert } from './activity.js'
 import type { Database } from '../schema.js'
-import { json } from '../sql-helpers.js'
+import { json, visibilityHorizon } from '../sql-helpers.js'
 
 /**
  * The transactional outbox. Rows get an internal id at insert, but a reader must never see row
@@ -28,7 +28,7 @@ export class PgOutboxRepository implements OutboxRepository {
               select id, nextval('outbox_pub_seq') as seq
                 from (select id from outbox
                        where pub_seq is null
-                         and txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+                         and txid < ${visibilityHorizon()}
                        order by txid, id
                        limit 20000) ordered
             ) p

@@ -1,0 +1,76 @@
+import { Type } from '@sinclair/typebox'
+import { squadEventTypes } from '../services/events/event-types.js'
+import { Nullable, Timestamp } from './common.js'
+
+const eventPattern = `(${squadEventTypes.map((t) => t.replace('.', '\\.')).join('|')}|(issue|approval|run|cost|agent|budget|routine)\\.\\*)`
+export const EventsQuery = Type.Object({
+  types: Type.Optional(
+    Type.String({ pattern: `^${eventPattern}(,${eventPattern})*$`, maxLength: 500, description: 'Comma-separated event types or `area.*`, e.g. `issue.*,run.finished`.' }),
+  ),
+  issueId: Type.Optional(Type.String({ maxLength: 200, description: 'Only events of this issue (its own, and runs, comments and costs of it).' })),
+  agentId: Type.Optional(Type.String({ maxLength: 200, description: 'Only events of this agent.' })),
+  lastEventId: Type.Optional(Type.String({ maxLength: 200, description: 'Resume after this event, for clients that cannot send the Last-Event-ID header.' })),
+})
+export const EventsHeaders = Type.Object({
+  'last-event-id': Type.Optional(Type.String({ maxLength: 200, description: 'Resume after this event (sent by EventSource on reconnect).' })),
+})
+
+const RunOutputData = Type.Object(
+  {
+    stream: Type.Union([Type.Literal('stdout'), Type.Literal('stderr')]),
+    text: Type.String(),
+    /** Characters of this stream before this chunk. */
+    offset: Type.Integer({ minimum: 0 }),
+  },
+  { $id: 'RunOutputChunk', title: 'RunOutputChunk' },
+)
+
+const envelope = {
+  id: Type.String({ description: 'Monotonic within the instance: resume with it as Last-Event-ID.' }),
+  squadId: Type.String({ format: 'uuid' }),
+  at: Timestamp,
+  action: Type.String({ description: 'The activity action behind the event (`issue.status_changed` is an `issue.updated`).' }),
+  entityType: Type.String(),
+  entityId: Type.String(),
+  actorType: Type.String(),
+  actorId: Type.String(),
+  agentId: Nullable(Type.String({ format: 'uuid' })),
+  runId: Nullable(Type.String({ format: 'uuid' })),
+  issueId: Nullable(Type.String({ format: 'uuid' })),
+}
+
+/** One message of the stream: `event:` is its `type`, `data:` this JSON, `id:` its `id`. */
+export const SquadEventSchema = Type.Union(
+  squadEventTypes.map((type) =>
+    Type.Object({
+      type: Type.Literal(type),
+      ...envelope,
+      data: type === 'run.output' ? RunOutputData : Type.Record(Type.String(), Type.Unknown(), { description: 'What changed: the activity entry\'s details.' }),
+    }),
+  ),
+  { $id: 'SquadEvent', title: 'SquadEvent' },
+)
+
+/** Sent instead of a gap: the Last-Event-ID is older than the retention (or unknown); refetch state, then follow. */
+export const ResyncEventSchema = Type.Object(
+  {
+    type: Type.Literal('resync'),
+    reason: Type.Union([Type.Literal('too_old'), Type.Literal('unknown_event')]),
+    /** Where the stream goes on from: the first event after it follows. */
+    lastEventId: Type.String(),
+  },
+  { $id: 'ResyncEvent', title: 'ResyncEvent' },
+)
+
+/** The last message of a stream the server ends (a slow consumer, storage trouble): resume after `lastEventId`. */
+export const CutoffEventSchema = Type.Object(
+  {
+    type: Type.Literal('cutoff'),
+    reason: Type.Union([Type.Literal('slow_consumer'), Type.Literal('unavailable')]),
+    lastEventId: Type.String(),
+    retryAfterMs: Type.Integer(),
+  },
+  { $id: 'CutoffEvent', title: 'CutoffEvent' },
+)
+
+export const EventStreamMessage = Type.Union([SquadEventSchema, ResyncEventSchema, CutoffEventSchema], { $id: 'EventStreamMessage', title: 'EventStreamMessage' })

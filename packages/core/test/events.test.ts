@@ -1,0 +1,146 @@
+import t from 'tap'
+import { compareEventCursors } from '@slaw/core'
+import { eachBackend, operatorToken } from './helpers/instance.js'
+import { openSse, type SseMessage } from './helpers/sse.js'
+
+const ids = (ms: SseMessage[]) => ms.map((m) => m.id!)
+const increasing = (list: string[]) => list.every((id, i) => i === 0 || compareEventCursors(list[i - 1]!, id) < 0)
+
+eachBackend(
+  t,
+  'events: a squad\'s changes as Server-Sent Events, in order, filtered, resumable',
+  async (t, api) => {
+    const address = await api.instance.listen({ port: 0 })
+    const s = await api.seed('Live')
+    const other = await api.seed('Elsewhere')
+    const path = `/api/squads/${s.squadId}/events`
+
+    // Issue events only: the assignment also queues and runs a heartbeat (run.* events).
+    const stream = await openSse(address, `${path}?types=issue.*`, operatorToken)
+    t.equal(stream.status, 200)
+    t.match(stream.headers['content-type'], /^text\/event-stream/)
+
+    const issue = (await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'watched', assigneeAgentId: s.agentId })).body.issue
+    t.equal((await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: s.agentId }, s.agentToken)).status, 200)
+    t.equal((await api.call('POST', `/api/issues/${issue.id}/comments`, { body: 'on it' }, s.agentToken)).status, 201)
+    t.equal((await api.call('POST', `/api/issues/${issue.id}/release`, undefined, s.agentToken)).status, 200)
+    // Another squad's change is not this stream's.
+    await api.call('POST', `/api/squads/${other.squadId}/issues`, { title: 'not here' })
+
+    const got = await stream.next(4)
+    t.same(got.map((m) => m.event), ['issue.created', 'issue.checked_out', 'issue.commented', 'issue.released'], 'one event per change, in order')
+    t.ok(increasing(ids(got)), 'ids increase')
+    t.same(got.map((m) => m.data.type), got.map((m) => m.event), 'data carries its type')
+    t.equal(got[0]!.data.issueId, issue.id)
+    t.equal(got[0]!.data.squadId, s.squadId)
+    t.equal(got[0]!.data.id, got[0]!.id, 'data.id is the SSE id')
+    t.equal(got[1]!.data.agentId, s.agentId)
+
+    // Filters: types and issueId.
+    const other2 = (await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'second' })).body.issue
+    const filtered = await openSse(address, `${path}?types=issue.checked_out,issue.released&issueId=${issue.id}&lastEventId=${encodeURIComponent(got[0]!.id!)}`, operatorToken)
+    t.equal(filtered.status, 200)
+    const f = await filtered.next(2)
+    t.same(f.map((m) => m.event), ['issue.checked_out', 'issue.released'], 'types and issueId filter; lastEventId in the query resumes too')
+    t.equal((await openSse(address, `${path}?types=nope.*`, operatorToken)).status, 400, 'an unknown type pattern is a 400')
+
+    // Resume: drop the connection mid-stream, write more, reconnect with Last-Event-ID.
+    const seen = await stream.next(5)
+    t.equal(seen[4]!.data.entityId, other2.id)
+    stream.close()
+    for (let i = 0; i < 5; i++) await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: `while away ${i}` })
+    const resumed = await openSse(address, `${path}?types=issue.*`, operatorToken, { 'last-event-id': seen[4]!.id! })
+    const rest = await resumed.next(5)
+    t.same(rest.map((m) => m.data.data?.title ?? m.data.entityId).length, 5)
+    t.same(rest.map((m) => m.event), Array(5).fill('issue.created'), 'exactly the missed events')
+    t.ok(increasing([...ids(seen), ...ids(rest)]), 'nothing doubled or out of order across the reconnect')
+    await new Promise((r) => setTimeout(r, 100))
+    t.equal(resumed.messages.length, 5, 'and nothing more')
+
+    // An unknown or malformed Last-Event-ID answers resync, then follows from now.
+    const lost = await openSse(address, `${path}?types=issue.*`, operatorToken, { 'last-event-id': '1-0-00000000-0000-0000-0000-000000000000' })
+    const [first] = await lost.next(1)
+    t.equal(first!.event, 'resync')
+    t.equal(first!.data.reason, 'unknown_event')
+    await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'after resync' })
+    t.equal((await lost.next(2))[1]!.event, 'issue.created', 'then live events')
+
+    // Agent keys: their own squad only.
+    const mine = await openSse(address, path, s.agentToken)
+    t.equal(mine.status, 200, 'an agent key streams its squad')
+    const theirs = await openSse(address, `/api/squads/${other.squadId}/events`, s.agentToken)
+    t.equal(theirs.status, 404, 'another squad answers 404')
+    t.equal((await theirs.body()).code, 'not_found')
+    const anonymous = await openSse(address, path, '')
+    t.equal(anonymous.status, 401)
+    mine.close()
+
+    // Closing the instance ends the streams.
+    const open = [resumed, lost, filtered]
+    await api.instance.close()
+    await Promise.all(open.map((x) => x.ended))
+    t.pass('every stream ended when the instance closed')
+  },
+)
+
+eachBackend(
+  t,
+  'events: streams per key are capped; a slow consumer is cut off with a resume hint',
+  async (t, api) => {
+    const address = await api.instance.listen({ port: 0 })
+    const s = await api.seed('Bounded')
+    const path = `/api/squads/${s.squadId}/events`
+    const a = await openSse(address, path, s.agentToken)
+    const b = await openSse(address, path, s.agentToken)
+    t.equal(a.status, 200)
+    t.equal(b.status, 200)
+    const c = await openSse(address, path, s.agentToken)
+    t.equal(c.status, 429, 'one stream past the cap answers 429')
+    t.equal((await c.body()).code, 'too_many_streams')
+    t.equal((await openSse(address, path, operatorToken)).status, 200, 'another key is not affected')
+    b.close()
+    await new Promise((r) => setTimeout(r, 50))
+    const d = await openSse(address, path, s.agentToken)
+    t.equal(d.status, 200, 'a closed stream frees its place')
+    d.close()
+
+    // A client that stops reading: its socket fills, the server's buffer passes the limit, and the
+    // stream ends with a cutoff naming the last event it was sent.
+    a.res.pause()
+    const before = process.memoryUsage().rss
+    const big = 'x'.repeat(16 * 1024)
+    const entries = Array.from({ length: 400 }, (_, i) => ({
+      id: crypto.randomUUID(),
+      squadId: s.squadId,
+      actorType: 'system' as const,
+      actorId: 'test',
+      action: 'issue.updated',
+      entityType: 'issue',
+      entityId: crypto.randomUUID(),
+      agentId: null,
+      runId: null,
+      details: { n: i, padding: big },
+      createdAt: new Date(),
+    }))
+    for (let i = 0; i < entries.length; i += 50) await api.instance.storage.transaction((tx) => tx.activity.record(entries.slice(i, i + 50), []))
+    // 6.4 MB was written to the feed; the stream must not hold it.
+    await new Promise((r) => setTimeout(r, 500))
+    a.res.resume()
+    await a.ended
+    const last = a.messages[a.messages.length - 1]!
+    t.equal(last.event, 'cutoff', 'the stream ends with a cutoff')
+    t.equal(last.data.reason, 'slow_consumer')
+    t.equal(last.data.lastEventId, a.messages[a.messages.length - 2]?.id ?? last.data.lastEventId, 'naming the last event it was sent')
+    t.ok(a.messages.length < 400, `it was cut off before all 400 events (${a.messages.length - 1} sent)`)
+    t.ok(process.memoryUsage().rss - before < 64 * 1024 * 1024, 'memory stayed bounded')
+    // Resuming from the hint goes on where it stopped.
+    const again = await openSse(address, path, s.agentToken, { 'last-event-id': last.data.lastEventId })
+    const next = await again.next(1)
+    t.equal(next[0]!.event, 'issue.updated')
+    t.ok(compareEventCursors(next[0]!.id!, last.data.lastEventId) > 0, 'the next event after the hint')
+    const sent = new Set(a.messages.slice(0, -1).map((m) => m.data.data.n))
+    t.notOk(sent.has(next[0]!.data.data.n), 'not one already sent')
+    again.close()
+  },
+  { events: { maxStreamsPerKey: 2, maxBufferedBytes: 64 * 1024 } },
+)

@@ -1,0 +1,29 @@
+import { sql, type Kysely } from 'kysely'
+
+/**
+ * Live events read the activity log in commit order. Each entry records its writing transaction
+ * (`txid`, as the outbox does), and a reader takes only entries whose transaction and every older
+ * one have ended (txid below the snapshot's xmin), ordered by (txid, id): a row that commits late
+ * always sorts after what was already read, so a cursor over the feed never skips one.
+ *
+ * The column is added without a default first (instant on a large table) and the default set
+ * after, so only new rows carry a txid; older entries are not part of the feed (a client resuming
+ * from before the upgrade is told to resync).
+ */
+export const statements = [
+  `alter table activity add column txid bigint`,
+  `alter table activity alter column txid set default (pg_current_xact_id()::text::bigint)`,
+  // The node-wide tail (every squad) and a squad's own catch-up after Last-Event-ID.
+  `create index activity_feed on activity (txid, id) where txid is not null`,
+  `create index activity_squad_feed on activity (squad_id, txid, id) where txid is not null`,
+]
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  for (const statement of statements) await sql.raw(statement).execute(db)
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql.raw(`drop index if exists activity_squad_feed`).execute(db)
+  await sql.raw(`drop index if exists activity_feed`).execute(db)
+  await sql.raw(`alter table activity drop column if exists txid`).execute(db)
+}
