@@ -23,6 +23,8 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     loaded = await Promise.all([
       import('@slaw/core'),
       import('@slaw/adapters'),
+      import('@slaw/adapter-claude'),
+      import('@slaw/adapter-codex'),
       import('@slaw/tower-client'),
       // Vault, AWS and GCP secret providers, those of them that are installed.
       installedSecretProviders(),
@@ -32,13 +34,14 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     await opening.then((storage) => storage.close()).catch(() => undefined)
     throw err
   }
-  const [core, { httpAdapter, processAdapter }, { towerClient }, secretProviders, lockRedis] = loaded
+  const [core, { httpAdapter, processAdapter }, { claudeAdapter }, { codexAdapter }, { towerClient }, secretProviders, lockRedis] = loaded
   const storage = await opening
   const locks = config.redisUrl && lockRedis ? lockRedis.redisLocks({ url: config.redisUrl }) : undefined
   const instanceOptions: InstanceOptions = {
     storage,
     ...(locks ? { locks } : {}),
-    adapters: [processAdapter(), httpAdapter({ egress: config.httpEgress })],
+    // claude_local and codex_local run the Claude Code and Codex CLIs found on PATH (docs/adapters.md).
+    adapters: [processAdapter(), httpAdapter({ egress: config.httpEgress }), claudeAdapter(), codexAdapter()],
     secretProviders,
     // Always a tower client: without SVC_TOWER_URL it stays disconnected until an Operator connects it.
     tower: towerClient(towerClientOptions(config.tower)),

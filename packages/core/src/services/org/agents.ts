@@ -7,6 +7,7 @@ import { hashToken, isUuid, newToken, uuidv7 } from '../foundation/ids.js'
 import { mergeAdapterConfig, validateAdapterConfig } from './agent-adapter-config.js'
 import { outboxUpserts, recordActivity } from '../audit/activity-recorder.js'
 import type { SquadService } from './squads.js'
+import { checkName } from '../foundation/names.js'
 
 export interface CreateAgentInput {
   name: string
@@ -84,8 +85,7 @@ export class AgentService {
   /** Creation inside a caller's transaction (direct create, and an approved hire). */
   async createIn(tx: StorageSession, actor: Actor, squadId: string, input: CreateAgentInput): Promise<CreatedAgent> {
     await this.squads.writable(tx, actor, squadId)
-    const name = input.name.trim()
-    if (!name) throw invalid('/name', 'name must not be blank')
+    const name = checkName('/name', input.name)
     const role = input.role.trim()
     if (!role) throw invalid('/role', 'role must not be blank')
     if (!this.ctx.adapters.has(input.adapterType)) {
@@ -154,8 +154,7 @@ export class AgentService {
       const current = await this.managed(tx, actor, agentId)
       const patch: AgentPatch = {}
       if (input.name !== undefined) {
-        const name = input.name.trim()
-        if (!name) throw invalid('/name', 'name must not be blank')
+        const name = checkName('/name', input.name)
         patch.name = name
       }
       if (input.title !== undefined) patch.title = input.title

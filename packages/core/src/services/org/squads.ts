@@ -5,6 +5,7 @@ import { assertSquadVisible, requireOperator, type Actor } from '../foundation/a
 import type { ServiceContext } from '../foundation/context.js'
 import { isUuid, uuidv7 } from '../foundation/ids.js'
 import { outboxUpserts, recordActivity } from '../audit/activity-recorder.js'
+import { checkName } from '../foundation/names.js'
 
 const slugPattern = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
@@ -86,8 +87,7 @@ export class SquadService {
 
   async create(actor: Actor, input: { name: string; slug?: string }): Promise<Squad> {
     requireOperator(actor)
-    const name = input.name.trim()
-    if (!name) throw invalid('/name', 'name must not be blank')
+    const name = checkName('/name', input.name)
     if (input.slug !== undefined && !slugPattern.test(input.slug)) {
       throw invalid('/slug', 'slug must be lowercase letters, digits and single dashes')
     }
@@ -126,8 +126,7 @@ export class SquadService {
       requireOperator(actor)
       const patch: { name?: string } = {}
       if (input.name !== undefined) {
-        const name = input.name.trim()
-        if (!name) throw invalid('/name', 'name must not be blank')
+        const name = checkName('/name', input.name)
         patch.name = name
       }
       const squad = (await tx.squads.update(squadId, patch))!

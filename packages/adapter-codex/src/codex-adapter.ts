@@ -1,0 +1,171 @@
+import type { AdapterEnvironmentReport, AdapterWakeInput, AdapterWakeResult, AgentAdapter, ErrorDetail } from '@slaw/core'
+import {
+  checkCliEnvironment, checkEnvContainer, checkOptionalString, checkSeconds, checkStringArray, childEnv, defaultOutputTailBytes, firstLine,
+  isTransientUpstream, missingCwd, renderWakePrompt, retryTimeFrom, runChild, summaryOf, type ChildOutcome, type ChildRun,
+} from '@slaw/adapters'
+import { CodexStream, type CodexPriceTable } from './codex-stream.js'
+
+export interface CodexAdapterOptions {
+  /**
+   * Variables of this server's environment the CLI also gets, unless the wake sets them. Default
+   * `PATH` and `HOME`: the CLI finds its login under HOME (~/.codex). Never list secrets; an
+   * `OPENAI_API_KEY` goes into the agent's `env` as a secret binding.
+   */
+  inheritEnv?: string[]
+  outputTailBytes?: number
+  /** How long a CLI that finished its turn may linger before it is stopped. Default 2000 ms. */
+  lingerMs?: number
+  /**
+   * Prices per model in US dollars per million tokens, to estimate what Codex runs cost (Codex
+   * reports none). Without a price a run's tokens are recorded `unpriced`, never as 0 cents.
+   */
+  prices?: CodexPriceTable
+}
+
+/** The agent config of a `codex_local` agent. */
+export interface CodexAgentConfig {
+  command?: string
+  cwd: string
+  model?: string
+  extraArgs?: string[]
+  env?: Record<string, unknown>
+  promptTemplate?: string
+  timeoutSec?: number
+  graceSec?: number
+}
+
+const authPattern = /not logged in|please (run )?(codex )?login|\b401\b|unauthorized|invalid api key|incorrect api key|missing bearer|authentication/i
+const sessionPattern = /no rollout found for thread id|unknown thread id|thread .* not found/i
+
+/**
+ * Wakes an agent by running the Codex CLI: `codex exec --json [--model M] [extraArgs] -`, or
+ * `codex exec --json [--model M] [extraArgs] resume <threadId> -` to continue a saved thread, with
+ * the wake prompt on stdin. The run's summary is the last agent message; its usage the completed
+ * turns' tokens, unpriced unless `prices` names the model.
+ */
+export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
+  const inherit = options.inheritEnv ?? (process.platform === 'win32' ? ['PATH', 'SystemRoot', 'USERPROFILE', 'APPDATA'] : ['PATH', 'HOME'])
+  const tailBytes = options.outputTailBytes ?? defaultOutputTailBytes
+  const lingerMs = options.lingerMs ?? 2_000
+  const running = new Set<ChildRun>()
+  let closed = false
+
+  const attempt = async (input: AdapterWakeInput, config: Record<string, unknown>, threadId: string | null): Promise<{ outcome: ChildOutcome; stream: CodexStream }> => {
+    const args = ['exec', '--json']
+    if (typeof config.model === 'string' && config.model) args.push('--model', config.model)
+    if (Array.isArray(config.extraArgs)) args.push(...config.extraArgs.map(String))
+    if (threadId) args.push('resume', threadId)
+    args.push('-')
+    const stream = new CodexStream()
+    let linger: NodeJS.Timeout | undefined
+    const run = runChild({
+      command: typeof config.command === 'string' && config.command ? config.command : 'codex',
+      args,
+      cwd: String(config.cwd),
+      env: childEnv(inherit, input.env),
+      stdin: renderWakePrompt(typeof config.promptTemplate === 'string' ? config.promptTemplate : undefined, input),
+      timeoutMs: input.timeoutMs,
+      graceMs: input.graceMs,
+      signal: input.signal,
+      tailBytes,
+      ...(input.onOutput ? { onOutput: input.onOutput } : {}),
+      onStdoutLine: (line) => {
+        stream.line(line)
+        if (stream.done && !linger) linger = setTimeout(() => run.finishEarly(Math.min(input.graceMs, lingerMs)), lingerMs)
+      },
+    })
+    running.add(run)
+    try {
+      return { outcome: await run.done, stream }
+    } finally {
+      clearTimeout(linger)
+      running.delete(run)
+    }
+  }
+
+  const readResult = ({ outcome, stream }: { outcome: ChildOutcome; stream: CodexStream }, input: AdapterWakeInput): AdapterWakeResult => {
+    const output = outcome.output
+    const exitCode = outcome.exitCode
+    if (outcome.ended === 'spawn_error') {
+      const missing = outcome.spawnError!.code === 'ENOENT'
+      return { status: 'failed', exitCode: null, error: missing ? `${outcome.spawnError!.message} (is the Codex CLI installed and on PATH?)` : outcome.spawnError!.message, ...(missing ? { errorCode: 'command_not_found' } : {}), output }
+    }
+    if (outcome.ended === 'cancelled') return { status: 'cancelled', exitCode, error: 'the run was cancelled and the agent was stopped', output }
+    const model = typeof input.config.model === 'string' && input.config.model ? input.config.model : undefined
+    const usage = stream.usage(model, options.prices)
+    const summary = summaryOf(stream.lastMessage)
+    const extra = { ...(usage ? { usage } : {}), ...(summary ? { summary } : {}) }
+    if (stream.turnsCompleted > 0 && !stream.turnFailed && (outcome.ended === 'finished' || outcome.ended === 'timed_out' || exitCode === 0)) {
+      return { status: 'succeeded', exitCode: exitCode ?? 0, ...extra, ...(stream.threadId ? { session: { id: stream.threadId, key: input.session?.key ?? '' } } : {}), output }
+    }
+    if (outcome.ended === 'timed_out') return { status: 'timed_out', exitCode, errorCode: 'timeout', error: `the agent ran longer than its timeout (${input.timeoutMs} ms) and was stopped`, ...extra, output }
+    const text = stream.errorText(outcome.stderrEnd)
+    const failed = (errorCode: string | undefined, error: string, more: Partial<AdapterWakeResult> = {}): AdapterWakeResult => ({ status: 'failed', exitCode, error, ...(errorCode ? { errorCode } : {}), ...extra, ...more, output })
+    if (sessionPattern.test(text)) return failed('session_not_found', `the saved Codex thread was not found: ${firstLine(text.split('\n').find((l) => sessionPattern.test(l)) ?? text)}`, { session: null })
+    if (authPattern.test(text)) return failed('auth_required', `the Codex CLI is not logged in: ${firstLine(text)}`)
+    if (isTransientUpstream(text)) {
+      const at = retryTimeFrom(text)
+      return failed('transient_upstream', `the OpenAI API is busy or rate-limited: ${firstLine(text)}`, at ? { retryNotBefore: at } : {})
+    }
+    if (/not inside a trusted directory/i.test(text)) return failed('untrusted_directory', 'the Codex CLI refuses to work outside a git repository: make cwd a git repository or add "--skip-git-repo-check" to extraArgs')
+    if (stream.events === 0 && (stream.garbage > 0 || exitCode === 0)) {
+      return failed('unparseable_output', `the Codex CLI printed no JSON events${exitCode !== null ? ` (exit code ${exitCode})` : ''}: ${firstLine(outcome.stdoutEnd || outcome.stderrEnd) || 'no output'}`)
+    }
+    if (stream.turnFailed) return failed(undefined, `the Codex turn failed: ${firstLine(stream.turnFailed)}`)
+    if (exitCode === 0) return failed('unparseable_output', 'the Codex CLI exited without completing its turn')
+    return failed(undefined, `the Codex CLI exited with code ${exitCode ?? `null (${outcome.signal})`}${text ? `: ${firstLine(text)}` : ''}`)
+  }
+
+  return {
+    type: 'codex_local',
+
+    validateConfig(config: Record<string, unknown>): ErrorDetail[] {
+      const details: ErrorDetail[] = []
+      checkOptionalString(config, 'command', details)
+      if (typeof config.cwd !== 'string' || config.cwd.trim() === '') details.push({ path: '/cwd', message: 'a codex_local agent needs cwd: the directory the CLI works in' })
+      checkOptionalString(config, 'model', details)
+      checkOptionalString(config, 'promptTemplate', details)
+      checkStringArray(config, 'extraArgs', details)
+      checkEnvContainer(config, details)
+      if (config.maxTurns !== undefined) details.push({ path: '/maxTurns', message: 'maxTurns is a claude_local setting; the Codex CLI has none' })
+      checkSeconds(config, 'timeoutSec', 1, details)
+      checkSeconds(config, 'graceSec', 0, details)
+      return details
+    },
+
+    async wake(input: AdapterWakeInput): Promise<AdapterWakeResult> {
+      if (closed) return { status: 'cancelled', error: 'the codex_local adapter is closed' }
+      if (input.signal.aborted) return { status: 'cancelled', error: 'the run was cancelled before the agent started' }
+      const config = input.config
+      if (typeof config.cwd !== 'string' || !config.cwd) return { status: 'failed', error: 'the agent has no working directory (adapterConfig.cwd)' }
+      const badCwd = await missingCwd(config.cwd)
+      if (badCwd) return { status: 'failed', error: badCwd }
+      const resumed = input.session?.id ?? null
+      const first = readResult(await attempt(input, config, resumed), input)
+      if (first.errorCode !== 'session_not_found' || !resumed || input.signal.aborted) return first
+      // The saved thread is gone: once more, fresh, in the same run.
+      const fresh = readResult(await attempt(input, config, null), input)
+      return { ...fresh, output: `${first.output ?? ''}\n--- thread ${resumed} was not found; started a fresh thread ---\n${fresh.output ?? ''}`.slice(-tailBytes), ...(fresh.status === 'succeeded' ? {} : { session: null }) }
+    },
+
+    checkEnvironment(config: Record<string, unknown>): Promise<AdapterEnvironmentReport> {
+      return checkCliEnvironment({
+        command: typeof config.command === 'string' && config.command ? config.command : 'codex',
+        cwd: typeof config.cwd === 'string' ? config.cwd : undefined,
+        inherit,
+        env: {},
+        authArgs: ['login', 'status'],
+        // `codex login status` exits 0 and says "Logged in using …" when logged in; 1 and "Not logged in" otherwise.
+        loggedIn: (stdout, stderr, exitCode) => exitCode === 0 && !/not logged in/i.test(stdout + stderr),
+        loginHint: 'run `codex login` (or bind OPENAI_API_KEY in the agent\'s env)',
+      })
+    },
+
+    async close(): Promise<void> {
+      closed = true
+      const all = [...running]
+      for (const run of all) run.stop('cancelled')
+      await Promise.all(all.map((r) => r.done))
+    },
+  } satisfies AgentAdapter
+}
