@@ -1,6 +1,6 @@
 /**
  * Every error slaw answers with comes from this registry: an HTTP status, a snake_case code
- * (the codes of DECISIONS.md) and a default message. `docs/errors.md` lists the same entries,
+ * and a default message. `docs/errors.md` lists the same entries,
  * and a test keeps the two in step.
  */
 export const errorCodes = {
