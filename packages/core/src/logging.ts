@@ -17,8 +17,18 @@ export const secretLogPaths = [
 /** Query parameters whose values are credentials (case-insensitive). */
 const secretParams = /^(token|key|api[_-]?key|secret|access[_-]?token|password)$/i
 
-/** The URL with the value of every credential-like query parameter replaced by `[REDACTED]`. */
+/**
+ * Path segments that are credentials: a routine trigger's public id is the whole credential of a
+ * trigger with `signingMode: none` (its fire URL is `/api/routine-triggers/public/<id>/fire`).
+ */
+const secretPathSegment = /(\/routine-triggers\/public\/)[^/?#]+/gi
+
+/**
+ * The URL with the value of every credential-like query parameter, and a public trigger id in the
+ * path, replaced by `[REDACTED]`.
+ */
 export function scrubUrl(url: string): string {
+  url = url.replace(secretPathSegment, '$1[REDACTED]')
   const q = url.indexOf('?')
   if (q < 0) return url
   const parts = url.slice(q + 1).split('&').map((pair) => {

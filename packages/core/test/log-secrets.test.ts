@@ -97,3 +97,33 @@ t.test("a request's logger becomes pino's child on its first line at an enabled 
   t.equal(children, before + 1, 'eager when a level is given')
   t.equal(eager.level, 'debug')
 })
+
+t.test('a public trigger fire URL is logged with its id redacted (for signingMode none the id is the whole credential)', async (t) => {
+  t.equal(scrubUrl('/api/routine-triggers/public/rtp_abcdefABCDEF0123456789abcdefABCD/fire'), '/api/routine-triggers/public/[REDACTED]/fire')
+  t.equal(scrubUrl('/api/routine-triggers/public/rtp_x/fire?token=t'), '/api/routine-triggers/public/[REDACTED]/fire?token=[REDACTED]')
+  let out = ''
+  let publicId = ''
+  const instance = await createInstance({
+    storage: await pgliteStorage({ dataDir: 'memory://' }), operatorKey: operator, jobs: false, masterKey: 'a'.repeat(64),
+    adapters: [{ type: 'process', wake: async () => ({ status: 'succeeded' }) }],
+    logger: { level: 'debug', hooks: { streamWrite: (s: string) => ((out += s), '') } } as never,
+  })
+  try {
+    const call = async (method: string, url: string, body?: unknown, auth = true) => {
+      const res = await instance.app.inject({ method: method as 'POST', url, headers: auth ? { authorization: `Bearer ${operator}` } : {}, ...(body ? { payload: body as object } : {}) })
+      return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined }
+    }
+    const squad = (await call('POST', '/api/squads', { name: 'Hooks' })).body.squad
+    const agent = (await call('POST', `/api/squads/${squad.id}/agents`, { name: 'ada', role: 'engineer', adapterType: 'process' })).body.agent
+    const routine = (await call('POST', `/api/squads/${squad.id}/routines`, { title: 'Nightly', assigneeAgentId: agent.id })).body.routine
+    const trigger = (await call('POST', `/api/routines/${routine.id}/triggers`, { kind: 'webhook', signingMode: 'none' })).body.trigger
+    publicId = trigger.publicId
+    t.match(publicId, /^rtp_/)
+    const fired = await call('POST', `/api/routine-triggers/public/${publicId}/fire`, { hello: 'world' }, false)
+    t.ok(fired.status < 300, `the unsigned fire is accepted (${fired.status})`)
+  } finally {
+    await instance.close()
+  }
+  t.match(out, /"url":"\/api\/routine-triggers\/public\/\[REDACTED\]\/fire"/, 'the fire request line is there, redacted')
+  t.notOk(out.includes(publicId.slice(4)), 'the public id appears in no log line')
+})
