@@ -51,7 +51,7 @@ async function startFromSource(port, env) {
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   const base = `http://127.0.0.1:${port}`
-  await waitHealthy(base, 120_000)
+  await waitHealthy(base, 120_000, child)
   return { child, base, stop: () => stop(child) }
 }
 

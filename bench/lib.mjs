@@ -65,9 +65,11 @@ export function machine() {
   return `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`
 }
 
-export async function waitHealthy(base, timeoutMs = 30_000) {
+/** Polls GET /api/health until 200; fails at once if `child` (the server's process) has exited. */
+export async function waitHealthy(base, timeoutMs = 30_000, child) {
   const start = Date.now()
   for (;;) {
+    if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`the server for ${base} exited (${child.exitCode ?? child.signalCode}) before it was healthy`)
     try {
       const res = await fetch(`${base}/api/health`)
       if (res.status === 200) return Date.now() - start
@@ -85,7 +87,7 @@ export async function startSlaw({ port, env = {} }) {
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   const base = `http://127.0.0.1:${port}`
-  await waitHealthy(base)
+  await waitHealthy(base, 30_000, child)
   return { child, base, startMs: performance.now() - t0, stop: () => stop(child) }
 }
 

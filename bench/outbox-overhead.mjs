@@ -81,8 +81,8 @@ async function main() {
   const off = start(['--serve=instance', `--db=${offDb}`], await freePort())
   const on = start(['--serve=instance', `--db=${onDb}`, `--tower=${tower.base}`], await freePort())
   try {
-    await waitHealthy(tower.base, 120_000)
-    await Promise.all([waitHealthy(off.base, 120_000), waitHealthy(on.base, 120_000)])
+    await waitHealthy(tower.base, 120_000, tower.child)
+    await Promise.all([waitHealthy(off.base, 120_000, off.child), waitHealthy(on.base, 120_000, on.child)])
     await measure({ tower, off, on, duration, rounds, connections, log })
   } finally {
     await Promise.all([stop(off.child), stop(on.child)])

@@ -37,7 +37,7 @@ const profiling = process.env.PROFILE_OFF !== '1'
 // PROFILE_NODE_FLAGS: node flags for the server only (e.g. --v8-pool-size=2), not for autocannon.
 const nodeFlags = (process.env.PROFILE_NODE_FLAGS ?? '').split(' ').filter(Boolean)
 const child = spawn(process.execPath, [...nodeFlags, ...(profiling ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), cli, 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] })
-await waitHealthy(base, 60_000)
+await waitHealthy(base, 60_000, child)
 
 const op = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }
 async function call(method, path, body, headers = op) {

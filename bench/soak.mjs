@@ -32,7 +32,7 @@ const child = spawn(process.execPath, [...args, 'start', '--port', String(port)]
   stdio: ['ignore', 'ignore', 'inherit'],
 })
 const base = `http://127.0.0.1:${port}`
-await waitHealthy(base, 120_000)
+await waitHealthy(base, 120_000, child)
 
 // A squad, two agents, issues to read, check out and comment on.
 const { squad } = await api(base, 'POST', '/api/squads', { name: 'Soak' })
