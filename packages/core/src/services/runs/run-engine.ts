@@ -15,6 +15,7 @@ import { RunTokens } from './run-tokens.js'
 import { heartbeatRunJob, queueWake } from './wakes.js'
 import { composeAgentEnv, type EnvPart, type RefusedBinding } from './agent-env.js'
 import type { RoutineRunEnv } from '../../contracts/routines.js'
+import { scrubSecretValues } from '../secrets/scrub.js'
 import { savedSession, settleSession, wakeContext } from './run-sessions.js'
 import { usageDelta, upstreamRetryAt } from './run-usage.js'
 
@@ -273,7 +274,10 @@ export class RunEngine {
         return
       }
       const status: RunFinish['status'] = result.status
-      let error = result.error ?? null
+      // What the run stores for the Operator never holds a value bound as a secret (nor the run token).
+      const secrets = await this.boundSecretValues(run, agent, env)
+      const scrub = (text: string) => scrubSecretValues(text, secrets)
+      let error = result.error !== undefined && result.error !== null ? scrub(result.error) : null
       if (status === 'cancelled' && control.signal.aborted && !error) error = 'The node running the run shut down.'
       await this.finish(
         run.id,
@@ -285,8 +289,8 @@ export class RunEngine {
           exitCode: result.exitCode ?? null,
           httpStatus: result.httpStatus ?? null,
           error: status === 'succeeded' ? null : (error ?? `The run ended ${status}.`),
-          outputTail: result.output !== undefined ? result.output.slice(-65_536) : null,
-          ...(result.summary !== undefined ? { summary: result.summary } : {}),
+          outputTail: result.output !== undefined ? scrub(result.output).slice(-65_536) : null,
+          ...(result.summary !== undefined ? { summary: scrub(result.summary) } : {}),
           errorCode: status === 'succeeded' ? null : (result.errorCode ?? null),
           retryNotBefore: status === 'succeeded' ? null : (result.retryNotBefore ?? null),
           // The session the run ended in: a new one when it succeeded, none when the CLI did not find it.
@@ -340,6 +344,23 @@ export class RunEngine {
       env[p.name] = p.source === 'wake' ? (p.binding as string) : await this.resolveBinding(run, p.binding, consumer, p.configPath)
     }
     return env
+  }
+
+  /**
+   * The values of the wake environment bound as `secret_ref` (in the agent's config or the
+   * routine's env) and the run token: what `finish` scrubs from the output tail, error and summary.
+   */
+  private async boundSecretValues(run: HeartbeatRun, agent: Agent, env: Record<string, string>): Promise<string[]> {
+    const names = new Set<string>(['SVC_API_KEY'])
+    const addSecretRefs = (bindings: unknown) => {
+      if (!bindings || typeof bindings !== 'object') return
+      for (const [name, b] of Object.entries(bindings as Record<string, unknown>)) {
+        if (b && typeof b === 'object' && (b as { type?: unknown }).type === 'secret_ref') names.add(name)
+      }
+    }
+    addSecretRefs(agent.adapterConfig.env)
+    if (run.routineRunId && this.ctx.storage.routineEnv) addSecretRefs((await this.ctx.storage.routineEnv.runEnv(run.routineRunId).catch(() => null))?.env)
+    return [...names].map((n) => env[n]).filter((v): v is string => typeof v === 'string')
   }
 
   private async resolveBinding(run: HeartbeatRun, binding: EnvBinding, consumer: { type: 'agent' | 'routine'; id: string }, configPath: string): Promise<string> {
