@@ -18,6 +18,8 @@ import { publicWorkspaces, root, rootPackage, workspaces } from './workspaces.mj
 const semver = createRequire(import.meta.url)('semver')
 /** Packages that are programs, not plugins: they pin the core they were built with. */
 const applications = new Set(['@slaw/cli', '@slaw/tower'])
+/** Packages that use slaw over HTTP only, never @slaw/core itself (no peer dependency on it). */
+const standalone = new Set(['@slaw/client'])
 const floor = rootPackage.engines?.node
 const problems = []
 const problem = (name, text) => problems.push(`${name}: ${text}`)
@@ -41,7 +43,7 @@ function fix() {
       if (optional) pkg.peerDependenciesMeta = { ...pkg.peerDependenciesMeta, [dep]: { optional: true } }
       pkg.devDependencies = { ...pkg.devDependencies, [dep]: dep === '@slaw/core' ? coreVersion : range }
     }
-    if (pkg.name !== '@slaw/core' && !applications.has(pkg.name) && (pkg.dependencies?.['@slaw/core'] || pkg.peerDependencies?.['@slaw/core'])) {
+    if (pkg.name !== '@slaw/core' && !applications.has(pkg.name) && !standalone.has(pkg.name) && (pkg.dependencies?.['@slaw/core'] || pkg.peerDependencies?.['@slaw/core'])) {
       const peer = pkg.peerDependencies?.['@slaw/core']
       moveToPeer('@slaw/core', peer && /^\^\d/.test(peer) ? peer : `^${coreVersion}`, false)
     }
@@ -65,7 +67,7 @@ for (const { dir, abs, pkg } of workspaces()) {
   if (JSON.stringify(pkg.files) !== '["dist"]') problem(name, `files is ${JSON.stringify(pkg.files)}; publish ["dist"] only`)
   if (pkg.scripts?.prepack !== 'node ../../scripts/prepack.mjs') problem(name, 'scripts.prepack must be "node ../../scripts/prepack.mjs" (copies the LICENSE in)')
   if (pkg.publishConfig?.access !== 'public') problem(name, 'publishConfig.access must be "public" (a scoped package is private by default)')
-  if (name !== '@slaw/core') {
+  if (name !== '@slaw/core' && !standalone.has(name)) {
     const dep = pkg.dependencies?.['@slaw/core']
     const peer = pkg.peerDependencies?.['@slaw/core']
     if (applications.has(name)) {
