@@ -2,7 +2,6 @@ export { processAdapter, type ProcessAdapterOptions, type ProcessAgentConfig } f
 export { httpAdapter, type HttpAdapterOptions, type HttpAgentConfig, type HttpWakeBody } from './http-adapter.js'
 export { signatureHeader, verifyWakeSignature, wakeSignature } from './signature.js'
 export { classifyAddress, egressRefusal, type AddressClass, type EgressPolicy } from './egress.js'
-export { classifyAddress, egressRefusal, type AddressClass, type EgressPolicy } from './egress.js'
 // The process machinery the CLI adapters (@slaw/adapter-claude, @slaw/adapter-codex) share with `process`.
 export { childEnv, defaultInheritEnv, missingCwd, runChild, spawnError, type ChildOutcome, type ChildRun, type ChildRunOptions } from './child-process.js'
 export { OutputTail, defaultOutputTailBytes } from './output-tail.js'

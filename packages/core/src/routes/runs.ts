@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
 import {
-  HeartbeatRunSchema, RunBody, RunListQuery, RunParams, RunReportBody, RuntimeStateSchema, TouchedIssue, WakeBody, presentRun,
+  EnvironmentCheckSchema, HeartbeatRunSchema, RunBody, RunListQuery, RunParams, RunReportBody, RuntimeStateSchema, TouchedIssue, WakeBody, presentRun,
   presentRuntimeState, presentTouched,
 } from '../schemas/runs.js'
 import type { HeartbeatRunStatus } from '../records.js'
@@ -67,6 +67,11 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }))
 
   const resetSession = { tags, params: IdParams, response: { 200: Ok, ...errors } } as const
+  const checkEnvironment = { tags, params: IdParams, response: { 200: Type.Object({ environment: EnvironmentCheckSchema }), ...errors } } as const
+  app.post('/api/agents/:id/check-environment', { schema: checkEnvironment }, async (req) => ({
+    environment: await runs.checkEnvironment(req.actor, req.params.id),
+  }))
+
   app.post('/api/agents/:id/runtime-state/reset-session', { schema: resetSession }, async (req) => {
     await runs.resetSession(req.actor, req.params.id)
     return { ok: true as const }

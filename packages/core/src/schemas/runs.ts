@@ -78,6 +78,13 @@ export const RuntimeStateSchema = Type.Object({
   lastRun: Nullable(HeartbeatRunSchema),
 }, { $id: 'AgentRuntimeState', title: 'AgentRuntimeState' })
 
+export const EnvironmentCheckSchema = Type.Object({
+  adapterType: Type.String(),
+  /** False when any check failed. */
+  ok: Type.Boolean(),
+  checks: Type.Array(Type.Object({ name: Type.String(), status: Type.Union([Type.Literal('ok'), Type.Literal('warn'), Type.Literal('fail')]), message: Type.String() })),
+})
+
 /** Fields are listed, not spread: the output tail is the Operator's, and internal columns stay out. */
 export const presentRun = (r: HeartbeatRun, withOutput = false): Static<typeof HeartbeatRunSchema> => ({
   id: r.id,

@@ -1,5 +1,5 @@
 import { SlawError, invalid, notFound } from '../../errors.js'
-import type { AdapterUsage } from '../../contracts/agent-adapter.js'
+import type { AdapterEnvironmentReport, AdapterUsage } from '../../contracts/agent-adapter.js'
 import type { HeartbeatRun, HeartbeatRunLiveness, HeartbeatRunStatus, IssueSummary } from '../../records.js'
 import { assertSquadVisible, isPrivileged, requireOperator, type Actor } from '../foundation/actor.js'
 import type { AgentService } from '../org/agents.js'
@@ -154,6 +154,20 @@ export class RunService {
       if (input.summary !== undefined) patch.summary = input.summary
       return (await tx.heartbeatRuns.report(run.id, patch))!
     })
+  }
+
+  /**
+   * POST /api/agents/{id}/check-environment (Operator only): asks the agent's adapter whether it
+   * could run here (command found, version, logged in). 422 for an adapter without such a check.
+   */
+  async checkEnvironment(actor: Actor, agentId: string): Promise<{ adapterType: string } & AdapterEnvironmentReport> {
+    requireOperator(actor)
+    const agent = await this.agents.get(actor, agentId)
+    const adapter = this.ctx.adapters.get(agent.adapterType)
+    if (!adapter) throw new SlawError('invalid_state', `No adapter is registered for adapterType "${agent.adapterType}".`)
+    if (!adapter.checkEnvironment) throw new SlawError('invalid_state', `The ${agent.adapterType} adapter has no environment check.`)
+    const report = await adapter.checkEnvironment(agent.adapterConfig)
+    return { adapterType: agent.adapterType, ok: report.ok, checks: report.checks }
   }
 
   /** GET /api/agents/{id}/runtime-state: the agent's session state and its runs right now. */
