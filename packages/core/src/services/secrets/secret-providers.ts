@@ -2,7 +2,7 @@ import type { SecretProvider } from '../../contracts/secret-provider.js'
 import { SecretProviderError } from '../../contracts/secret-provider.js'
 import type { SecretProviderConfigRecord, StorageSession } from '../../contracts/storage.js'
 import { SlawError, invalid, notFound } from '../../errors.js'
-import { requireOperator, type Actor } from '../foundation/actor.js'
+import { assertSquadVisible, requireOperator, type Actor } from '../foundation/actor.js'
 import type { ServiceContext } from '../foundation/context.js'
 import { isUuid, uuidv7 } from '../foundation/ids.js'
 import { localEncryptedType } from './local-encrypted.js'
@@ -135,9 +135,11 @@ export class SecretProviderConfigService {
 
   /** A config of the squad (404 otherwise), read inside `session`. */
   async get(session: StorageSession, actor: Actor, id: string): Promise<SecretProviderConfigRecord> {
-    requireOperator(actor)
     const config = isUuid(id) ? await session.secrets.getProviderConfig(id) : undefined
     if (!config) throw notFound('Secret provider configuration')
+    // Another squad's configuration is as unknown to an agent key as a missing one.
+    assertSquadVisible(actor, config.squadId, 'Secret provider configuration')
+    requireOperator(actor)
     return config
   }
 

@@ -3,7 +3,7 @@ import {
   UniqueViolation, type SecretAccessEvent, type SecretManagedMode, type SecretProviderConfigRecord, type SecretRecord, type SecretStatus, type StorageSession,
 } from '../../contracts/storage.js'
 import { SlawError, invalid, notFound } from '../../errors.js'
-import { actorColumns, requireOperator, type Actor } from '../foundation/actor.js'
+import { actorColumns, assertSquadVisible, requireOperator, type Actor } from '../foundation/actor.js'
 import type { ResolveSecretInput, SecretResolver } from './env-bindings.js'
 import type { ServiceContext } from '../foundation/context.js'
 import { isUuid, uuidv7 } from '../foundation/ids.js'
@@ -104,17 +104,20 @@ export class SecretService implements SecretResolver {
 
   /** Any secret, a deleted one included (its metadata, usage and audit trail stay readable). */
   async get(actor: Actor, id: string): Promise<SecretRecord> {
-    requireOperator(actor)
     const secret = isUuid(id) ? await this.ctx.storage.secrets.get(id) : undefined
+    // Another squad's secret is as unknown to an agent key as a missing one (404); its own squad's is 403.
     if (!secret) throw notFound('Secret')
+    assertSquadVisible(actor, secret.squadId, 'Secret')
+    requireOperator(actor)
     return secret
   }
 
   /** A secret that may still change: 404 when unknown or deleted. */
   private async live(session: StorageSession, actor: Actor, id: string): Promise<SecretRecord> {
-    requireOperator(actor)
     const secret = isUuid(id) ? await session.secrets.get(id) : undefined
     if (!secret || secret.status === 'deleted') throw notFound('Secret')
+    assertSquadVisible(actor, secret.squadId, 'Secret')
+    requireOperator(actor)
     return secret
   }
 
