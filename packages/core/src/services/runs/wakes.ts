@@ -1,6 +1,8 @@
 import type { StorageSession } from '../../contracts/storage.js'
 import type { HeartbeatRun } from '../../records.js'
 import { uuidv7 } from '../foundation/ids.js'
+import { systemActor } from '../foundation/actor.js'
+import { recordActivity } from '../audit/activity-recorder.js'
 import { runEventFact } from './run-facts.js'
 
 /** Why an agent is woken; carried into the run record and the wake variables. */
@@ -72,7 +74,17 @@ export async function queueWake(tx: StorageSession, req: WakeRequest): Promise<Q
   if (queued.created) {
     // Many attempts: a reclaimed run job only ends its run (node_lost), it never runs it twice.
     await tx.jobs.enqueue({ id: uuidv7(), kind: heartbeatRunJob, squadId: req.squadId, payload: { runId: id }, dedupeKey: id, maxAttempts: 10, ...(req.runAt ? { runAt: req.runAt } : {}) })
-    await tx.outbox.append([runEventFact(queued.run, queued.run.createdAt)])
+    // The run_event fact for the tower, and a `run.queued` entry (a live event) in one statement.
+    await recordActivity(tx, systemActor('run-engine'), {
+      squadId: req.squadId,
+      action: 'run.queued',
+      entityType: 'heartbeat_run',
+      entityId: id,
+      agentId: req.agentId,
+      runId: id,
+      details: { reason: req.reason, ...(req.issueId ? { issueId: req.issueId } : {}) },
+      outbox: [runEventFact(queued.run, queued.run.createdAt)],
+    })
   }
   return queued
 }
