@@ -4,7 +4,8 @@ import type { RunOptions } from './run-engine.js'
  * Run engine settings from the environment (what `slaw start` reads): SVC_MAX_CONCURRENT_RUNS
  * (instance), SVC_MAX_CONCURRENT_RUNS_PER_SQUAD, SVC_MAX_CONCURRENT_RUNS_PER_AGENT (default 1),
  * SVC_MAX_CONTINUATIONS (default 3), SVC_RUN_RETENTION_DAYS (default 90) and
- * SVC_RUN_OUTPUT_RETENTION_DAYS (default 14). A value that is not a positive integer throws.
+ * SVC_RUN_OUTPUT_RETENTION_DAYS (default 14) and SVC_MAX_UPSTREAM_RETRIES (default 3; 0 turns
+ * retries of transient upstream failures off). A value that is not a positive integer throws.
  */
 export function runOptionsFromEnv(env: Record<string, string | undefined>): RunOptions {
   const int = (name: string, min: number): number | undefined => {
@@ -24,5 +25,6 @@ export function runOptionsFromEnv(env: Record<string, string | undefined>): RunO
   set('maxContinuations', int('SVC_MAX_CONTINUATIONS', 0))
   set('retentionDays', int('SVC_RUN_RETENTION_DAYS', 1))
   set('outputRetentionDays', int('SVC_RUN_OUTPUT_RETENTION_DAYS', 1))
+  set('maxUpstreamRetries', int('SVC_MAX_UPSTREAM_RETRIES', 0))
   return options
 }
