@@ -104,6 +104,9 @@ eachBackend(
     t.equal((await create(agentToken)).status, 201)
     isError(t, await create(agentToken), 429, 'routine_quota_exceeded', 'a third agent routine in the squad')
     t.equal((await create()).status, 201, 'the Operator is not counted nor limited')
+    const second = (await api.call('GET', `/api/squads/${squadId}/routines`)).body.routines[1]
+    t.equal((await api.call('PATCH', `/api/routines/${second.id}`, { status: 'archived' }, agentToken)).status, 200)
+    t.equal((await create(agentToken)).status, 201, 'archiving one frees its place')
     const rid = first.body.routine.id
     isError(t, await api.call('POST', `/api/routines/${rid}/triggers`, { kind: 'schedule', cronExpression: '* * * * *' }, agentToken), 400, 'schedule_too_frequent', 'minutely')
     isError(t, await api.call('POST', `/api/routines/${rid}/triggers`, { kind: 'schedule', cronExpression: '0,5 * * * *' }, agentToken), 400, 'schedule_too_frequent', 'a burst within the hour')

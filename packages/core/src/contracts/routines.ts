@@ -91,6 +91,6 @@ export interface RoutineRepository {
   envForRun(routineRunId: string): Promise<Record<string, EnvBinding> | null>
   /** `envForRun` with who wrote it and who the run was for; null when the run or its routine no longer exists. */
   runEnv(routineRunId: string): Promise<RoutineRunEnv | null>
-  /** How many routines of the squad agent keys created (the agent routine quota). */
+  /** How many active or paused routines of the squad agent keys created (the agent routine quota). */
   countCreatedByAgents(squadId: string): Promise<number>
 }

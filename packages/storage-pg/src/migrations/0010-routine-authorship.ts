@@ -31,7 +31,7 @@ export const statements = [
     where v.routine_id = r.id and v.number = 1 and v.actor_type = 'agent'
       and v.actor_id ~ '^[0-9a-fA-F-]{36}$'`,
   // Agent-created routines per squad are counted for the quota (docs/routines.md).
-  `create index routines_agent_created on routines (squad_id) where created_by_agent_id is not null`,
+  `create index routines_agent_created on routines (squad_id) where created_by_agent_id is not null and status <> 'archived'`,
 ]
 
 export async function up(db: Kysely<unknown>): Promise<void> {

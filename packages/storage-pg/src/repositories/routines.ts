@@ -223,6 +223,7 @@ export class PgRoutineRepository implements RoutineRepository {
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .where('squadId', '=', squadId)
       .where('createdByAgentId', 'is not', null)
+      .where('status', '!=', 'archived')
       .executeTakeFirstOrThrow()
     return Number(row.n)
   }

@@ -134,7 +134,7 @@ export class RoutineService {
         // Agent keys may not flood a squad with routines (docs/routines.md, Quotas).
         const made = await tx.routines.countCreatedByAgents(squadId)
         if (made >= this.limits.maxAgentRoutinesPerSquad) {
-          throw new SlawError('routine_quota_exceeded', `Agent keys have created ${made} routines in this squad; at most ${this.limits.maxAgentRoutinesPerSquad} (an Operator may create more, or delete some).`)
+          throw new SlawError('routine_quota_exceeded', `Agent keys have created ${made} active or paused routines in this squad; at most ${this.limits.maxAgentRoutinesPerSquad} (archive some, or ask an Operator).`)
         }
       }
       const content: RoutineContent = {
