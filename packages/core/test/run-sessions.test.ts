@@ -1,0 +1,79 @@
+import t from 'tap'
+import type { AdapterWakeInput, AdapterWakeResult } from '@slaw/core'
+import { eachBackend } from './helpers/instance.js'
+import { finished, steeredAdapter } from './helpers/runs.js'
+
+// Sessions as the run engine keeps them, with a steered CLI-like adapter: saved only from a
+// succeeded run, resumed only under the same agent/adapter/cwd/model, never by two running runs at
+// once, forgotten when the CLI does not know it, cleared by reset-session.
+const cli = steeredAdapter('claude_local')
+const options = () => ({ adapters: [cli, steeredAdapter('process')], runs: { maxConcurrentRunsPerAgent: 2, maxUpstreamRetries: 0 } })
+
+eachBackend(
+  t,
+  'sessions: saved from success only, one running run per session, forgotten when not found',
+  async (t, api) => {
+    const squad = (await api.call('POST', '/api/squads', { name: 'Sessions' })).body.squad
+    const agent = (await api.call('POST', `/api/squads/${squad.id}/agents`, { name: 'ada', role: 'engineer', adapterType: 'claude_local', adapterConfig: { cwd: '/work', model: 'm1' } })).body.agent
+    const issueA = (await api.call('POST', `/api/squads/${squad.id}/issues`, { title: 'A' })).body.issue
+    const issueB = (await api.call('POST', `/api/squads/${squad.id}/issues`, { title: 'B' })).body.issue
+    const wake = async (issueId?: string) => (await api.call('POST', `/api/agents/${agent.id}/wake`, issueId ? { issueId } : {})).body.run
+    const sessions = async () => (await api.call('GET', `/api/agents/${agent.id}/runtime-state`)).body.runtimeState.state.sessions ?? {}
+
+    // A failed run hands back nothing that is saved, even if an adapter tried.
+    cli.next = async () => ({ status: 'failed', error: 'boom', errorCode: 'max_turns' })
+    const failed = await finished(api.call, (await wake()).id)
+    t.match(failed, { status: 'failed', errorCode: 'max_turns' })
+    t.same(await sessions(), {}, 'nothing saved from a failed run')
+
+    cli.next = async (input) => ({ status: 'succeeded', session: { id: 'sess-1', key: input.session?.key ?? '' }, summary: 'ok' })
+    const ok = await finished(api.call, (await wake()).id)
+    t.match(ok, { status: 'succeeded', sessionId: 'sess-1', summary: 'ok' })
+    t.same(Object.values(await sessions()).map((s: any) => s.sessionId), ['sess-1'])
+
+    // Two runs at once (cap 2): only one of them resumes sess-1.
+    const held: Array<(r: AdapterWakeResult) => void> = []
+    const seen: AdapterWakeInput[] = []
+    cli.next = (input) => {
+      seen.push(input)
+      return new Promise((resolve) => held.push(resolve))
+    }
+    const a = await wake(issueA.id)
+    const b = await wake(issueB.id)
+    for (let i = 0; i < 400 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 25))
+    t.equal(seen.length, 2, 'both runs started')
+    t.same(seen.map((s) => s.session?.id ?? null).sort(), ['sess-1', null].sort(), 'one resumes the session, the other starts fresh')
+    for (const resolve of held) resolve({ status: 'succeeded' })
+    await finished(api.call, a.id)
+    await finished(api.call, b.id)
+
+    // The CLI did not know the session: it is forgotten.
+    cli.next = async (input) => {
+      t.equal(input.session?.id, 'sess-1', 'the saved session is offered')
+      return { status: 'failed', errorCode: 'session_not_found', error: 'gone', session: null }
+    }
+    await finished(api.call, (await wake()).id)
+    t.same(await sessions(), {}, 'forgotten')
+
+    // Another model is another key; reset-session clears all.
+    cli.next = async () => ({ status: 'succeeded', session: { id: 'sess-2', key: '' } })
+    await finished(api.call, (await wake()).id)
+    await api.call('PATCH', `/api/agents/${agent.id}`, { adapterConfig: { cwd: '/work', model: 'm2' } })
+    cli.next = async (input) => {
+      t.equal(input.session, null, 'not resumed under another model')
+      return { status: 'succeeded' }
+    }
+    await finished(api.call, (await wake()).id)
+    t.equal((await api.call('POST', `/api/agents/${agent.id}/runtime-state/reset-session`)).status, 200)
+    t.same(await sessions(), {}, 'reset-session clears every saved session')
+
+    // Usage reported by the agent with an unknown cost stays unknown.
+    cli.next = async () => ({ status: 'succeeded', usage: [{ model: 'x-1', inputTokens: 10, outputTokens: 5, costCents: null }, { model: 'y-1', inputTokens: 1, outputTokens: 1, costCents: 3, costStatus: 'reported' }] })
+    const mixed = await finished(api.call, (await wake()).id)
+    t.match(mixed.usage, { inputTokens: 11, outputTokens: 6, costCents: 3, costStatus: 'estimated', unpricedTokens: 15 }, 'priced and unpriced parts: estimated, with the unpriced tokens counted')
+    cli.next = async () => ({ status: 'succeeded', usage: { model: 'x-1', inputTokens: 10, outputTokens: 5, costCents: null } })
+    const unpriced = await finished(api.call, (await wake()).id)
+    t.match(unpriced.usage, { costCents: null, costStatus: 'unpriced', unpricedTokens: 15 }, 'a run nobody priced shows null cents, never 0')
+  },
+  options,
+)
