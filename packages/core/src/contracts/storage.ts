@@ -222,6 +222,8 @@ export interface KeyRepository {
   listOperatorKeys(): Promise<ApiKeyRecord[]>
   countOperatorKeys(): Promise<number>
   revoke(id: string): Promise<boolean>
+  /** Replaces a key's stored hash (a chosen key moving to its keyed form); false when the id is unknown. */
+  rehash(id: string, tokenHash: string): Promise<boolean>
 }
 
 export interface NewIssue {

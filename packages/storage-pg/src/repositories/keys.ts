@@ -32,6 +32,11 @@ export class PgKeyRepository implements KeyRepository {
     return Number(row.n)
   }
 
+  async rehash(id: string, tokenHash: string): Promise<boolean> {
+    const r = await this.db().updateTable('apiKeys').set({ tokenHash }).where('id', '=', id).executeTakeFirst()
+    return Number(r.numUpdatedRows) > 0
+  }
+
   async revoke(id: string): Promise<boolean> {
     const r = await this.db().updateTable('apiKeys').set({ revokedAt: now() }).where('id', '=', id).where('revokedAt', 'is', null).executeTakeFirst()
     return Number(r.numUpdatedRows) > 0

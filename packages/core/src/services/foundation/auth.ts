@@ -3,12 +3,16 @@ import type { ApiKeyRecord } from '../../records.js'
 import { UniqueViolation } from '../../contracts/storage.js'
 import { requireOperator, type Actor } from './actor.js'
 import type { ServiceContext } from './context.js'
+import { createHmac } from 'node:crypto'
 import { hashToken, isUuid, newToken, uuidv7 } from './ids.js'
 import { RunTokens } from '../runs/run-tokens.js'
 import { AuthFailureLimiter, type AuthFailureLimitOptions } from './auth-failures.js'
 
 /** RFC 7235: the scheme is case-insensitive; the token is a b64token of 16 to 512 characters. */
 const bearer = /^Bearer +([A-Za-z0-9._~+/=-]{16,512})$/i
+
+/** The name of the Operator key SVC_OPERATOR_KEY (`operatorKey`) registers: a key its owner chose. */
+const chosenKeyName = 'bootstrap (SVC_OPERATOR_KEY)'
 
 /** How long a resolved key stays cached on this node. Revocation through this node is immediate. */
 const cacheTtlMs = 2_000
@@ -21,6 +25,7 @@ export class AuthService {
   private readonly cache = new Map<string, { actor: Actor; expiresAt: number; keyExpiresAt: number | null }>()
   private readonly runTokens: RunTokens
   private readonly failures: AuthFailureLimiter | undefined
+  private readonly chosenKeyPepper: Buffer
 
   constructor(
     private readonly ctx: ServiceContext,
@@ -28,6 +33,7 @@ export class AuthService {
     failureLimit: AuthFailureLimitOptions | false = {},
   ) {
     this.runTokens = new RunTokens(ctx.masterKey)
+    this.chosenKeyPepper = Buffer.from(ctx.masterKey.derive('chosen-operator-key'))
     this.failures = failureLimit === false ? undefined : new AuthFailureLimiter(failureLimit, () => ctx.now().getTime())
   }
 
@@ -69,7 +75,7 @@ export class AuthService {
     if (cached && cached.expiresAt > now && (cached.keyExpiresAt === null || cached.keyExpiresAt > now)) {
       actor = cached.actor
     } else {
-      const resolved = await this.resolve(hash)
+      const resolved = await this.resolve(hash, match[1]!)
       actor = resolved.actor
       if (this.cache.size > 10_000) this.cache.clear()
       this.cache.set(hash, { actor, expiresAt: now + cacheTtlMs, keyExpiresAt: resolved.keyExpiresAt })
@@ -103,11 +109,27 @@ export class AuthService {
     return { type: 'agent', agentId: agent.id, squadId: agent.squadId, keyId: `run:${run.id}`, runId: run.id }
   }
 
-  private async resolve(hash: string): Promise<{ actor: Actor; keyExpiresAt: number | null }> {
+  /**
+   * The stored hash of a key its owner chose (SVC_OPERATOR_KEY): HMAC-SHA256 under a key derived
+   * from the master key. Generated keys are 256-bit random, so their plain SHA-256 cannot be
+   * reversed; a chosen one may be guessable, and a dump of the keys table alone must not let anyone
+   * test guesses offline.
+   */
+  private chosenKeyHash(token: string): string {
+    return `hmac1:${createHmac('sha256', this.chosenKeyPepper).update(token).digest('hex')}`
+  }
+
+  private async resolve(hash: string, token: string): Promise<{ actor: Actor; keyExpiresAt: number | null }> {
     const { storage } = this.ctx
-    const key = await storage.keys.findByHash(hash)
+    // Generated keys (and chosen ones stored before keyed hashes) by SHA-256; chosen keys by HMAC.
+    let key = (await storage.keys.findByHash(hash)) ?? (await storage.keys.findByHash(this.chosenKeyHash(token)))
     const rejected = new SlawError('unauthorized', 'The API key is unknown, revoked or expired.')
     if (!key || key.revokedAt) throw rejected
+    // A chosen key still stored by its plain SHA-256 moves to the keyed form on its first use.
+    if (key.kind === 'operator' && key.name === chosenKeyName && key.tokenHash === hash) {
+      await storage.keys.rehash(key.id, this.chosenKeyHash(token))
+      key = { ...key, tokenHash: this.chosenKeyHash(token) }
+    }
     if (key.expiresAt && key.expiresAt.getTime() <= this.ctx.now().getTime()) throw rejected
     const keyExpiresAt = key.expiresAt?.getTime() ?? null
     if (key.kind === 'operator') return { actor: { type: 'operator', keyId: key.id }, keyExpiresAt }
@@ -135,11 +157,17 @@ export class AuthService {
     const { storage } = this.ctx
     if (token) {
       if (!bearer.test(`Bearer ${token}`)) throw new Error('SVC_OPERATOR_KEY must be 16-512 characters of [A-Za-z0-9._~+/=-]')
-      const hash = hashToken(token)
-      const existing = await storage.keys.findByHash(hash)
+      const hash = this.chosenKeyHash(token)
+      let existing = await storage.keys.findByHash(hash)
+      const legacy = existing ? undefined : await storage.keys.findByHash(hashToken(token))
+      if (legacy && legacy.kind === 'operator' && !legacy.revokedAt) {
+        // Stored by an earlier slaw as a plain SHA-256: keyed from now on (the key keeps working).
+        await storage.keys.rehash(legacy.id, hash)
+        existing = { ...legacy, tokenHash: hash }
+      } else if (legacy) existing = legacy
       if (!existing) {
         try {
-          await storage.keys.insert({ id: uuidv7(), kind: 'operator', name: 'bootstrap (SVC_OPERATOR_KEY)', agentId: null, squadId: null, tokenHash: hash, expiresAt: null })
+          await storage.keys.insert({ id: uuidv7(), kind: 'operator', name: chosenKeyName, agentId: null, squadId: null, tokenHash: hash, expiresAt: null })
         } catch (err) {
           // Another node (with in-process locks) inserted the same key first: that is the outcome we want.
           if (!(err instanceof UniqueViolation)) throw err
