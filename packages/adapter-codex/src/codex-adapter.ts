@@ -63,7 +63,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
       args,
       cwd: String(config.cwd),
       env: childEnv(inherit, input.env),
-      stdin: renderWakePrompt(typeof config.promptTemplate === 'string' ? config.promptTemplate : undefined, input),
+      stdin: withAgentPrompt(input.context?.agentPrompt, renderWakePrompt(typeof config.promptTemplate === 'string' ? config.promptTemplate : undefined, input)),
       timeoutMs: input.timeoutMs,
       graceMs: input.graceMs,
       signal: input.signal,
@@ -168,4 +168,12 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
       await Promise.all(all.map((r) => r.done))
     },
   } satisfies AgentAdapter
+}
+
+/**
+ * Codex has no system-prompt flag: the agent's own instructions (its `prompt`) go first on stdin,
+ * set apart from the wake prompt.
+ */
+function withAgentPrompt(agentPrompt: string | null | undefined, wakePrompt: string): string {
+  return agentPrompt && agentPrompt.trim() ? `${agentPrompt.trim()}\n\n---\n\n${wakePrompt}` : wakePrompt
 }

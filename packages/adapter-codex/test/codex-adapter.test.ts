@@ -28,6 +28,7 @@ t.test('a successful run: the command line, the prompt, tokens unpriced without 
   const [call] = await calls(dir)
   t.same(call!.argv, ['exec', '--json', '--model', 'gpt-5-codex', '--sandbox', 'workspace-write', '-'])
   t.match(call!.stdin, /ENG-9: Add \/health/)
+  t.ok(call!.stdin.startsWith('You write Go.\n\n---\n\n'), "the agent's prompt comes first (Codex has no system-prompt flag)")
   t.equal(res.summary, 'Implemented the endpoint and commented on the issue.', 'the last agent_message')
   t.ok(res.session?.id)
   t.same(one(res.usage), {

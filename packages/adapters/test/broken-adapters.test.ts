@@ -61,6 +61,16 @@ const broken: Array<{ name: string; fails: Check; make: () => AgentAdapter; proc
       }
     },
   },
+  {
+    name: 'claims a cost of 0 cents for usage it says nobody priced',
+    fails: succeedCheck,
+    make: () => mapped((r) => (r.status === 'accepted' ? { ...r, usage: { model: 'm', inputTokens: 10, outputTokens: 5, costCents: 0, costStatus: 'unpriced' } } : r)),
+  },
+  {
+    name: 'hands back a session from a failed run',
+    fails: failureCheck,
+    make: () => mapped((r) => (r.status === 'failed' ? { ...r, session: { id: 'sess', key: 'k' } } : r)),
+  },
   { name: 'keeps all the output', fails: outputCheck, make: () => httpAdapter({ outputTailBytes: 64 * 1024 * 1024 }) },
   { name: 'accepts any config', fails: validateCheck, make: () => ({ ...httpAdapter(), validateConfig: () => [] }) },
   { name: 'stops nothing on close()', fails: closeCheck, make: () => ({ ...httpAdapter(), close: async () => {} }) },
