@@ -103,7 +103,8 @@ export async function startInstance(t: Test, client: TowerClientOptions, options
   const pooled = !options.storage && !options.dataDir ? await pooledPgliteStorage() : undefined
   const storage = options.storage ?? pooled?.storage ?? (await pgliteStorage({ dataDir: options.dataDir! }))
   const tower = towerClient({ ...fast, ...client })
-  const instance = await createInstance({ storage, operatorKey: operatorToken, logger: false, tower, adapters: [{ type: 'process', wake: async () => ({ status: 'succeeded' }) }] })
+  // One master key for every node: PostgreSQL refuses to start without one, and nodes sharing a database must share it.
+  const instance = await createInstance({ storage, operatorKey: operatorToken, masterKey: '5a'.repeat(32), logger: false, tower, adapters: [{ type: 'process', wake: async () => ({ status: 'succeeded' }) }] })
   await instance.ready()
   let closed = false
   const close = async () => {
