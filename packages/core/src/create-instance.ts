@@ -23,6 +23,7 @@ import { runDeadlineJob, runRetentionJob, type RunOptions } from './services/run
 import { heartbeatRunJob } from './services/runs/wakes.js'
 import { slawVersion } from './version.js'
 import { EventHub, type EventStreamOptions } from './services/events/event-hub.js'
+import { RunOutputRecorder } from './services/events/run-output.js'
 import type { EventBroker } from './contracts/storage.js'
 
 export interface InstanceOptions {
@@ -239,6 +240,8 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
   }
 
   const eventHub = new EventHub(storage, options.eventBroker ?? storage.eventBroker, options.events ?? {}, log)
+  const runOutput = new RunOutputRecorder(storage, options.events?.runOutput ?? {}, log)
+  engine.onRunOutput(runOutput.onOutput)
   const metrics = options.metrics === false ? undefined : new SlawMetrics({ storage, tower: options.tower })
   const metricsPort = options.metrics ? options.metrics.port : undefined
   const app = await buildApp({
@@ -300,6 +303,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
         await scheduler.stop()
         await metrics?.close()
         await jobs.stop()
+        await runOutput.close()
         if (options.tower) await options.tower.close().catch((err) => log.warn({ err }, 'tower client close failed'))
         for (const a of [...adapters.values()].reverse()) await a.close?.().catch((err) => log.warn({ err }, 'adapter close failed'))
         await services.secretProviders.registry.close(log)

@@ -144,3 +144,65 @@ eachBackend(
   },
   { events: { maxStreamsPerKey: 2, maxBufferedBytes: 64 * 1024 } },
 )
+
+// Run output: the adapter's chunks become throttled run.output events (Operator streams only), and
+// the output route answers the kept tail while the run goes on and after it ended.
+let release: () => void = () => undefined
+eachBackend(
+  t,
+  'events: run output live, and the output route during and after the run',
+  async (t, api) => {
+    const address = await api.instance.listen({ port: 0 })
+    const s = await api.seed('Output')
+    const operatorStream = await openSse(address, `/api/squads/${s.squadId}/events?types=run.*`, operatorToken)
+    const agentStream = await openSse(address, `/api/squads/${s.squadId}/events?types=run.*`, s.agentToken)
+    const gate = new Promise<void>((r) => (release = r))
+    ;(globalThis as { outputGate?: Promise<void> }).outputGate = gate
+    const woke = await api.call('POST', `/api/agents/${s.agentId}/wake`, { reason: 'output test' })
+    t.equal(woke.status, 202)
+    const runId = woke.body.run.id as string
+
+    // While it runs: the first chunks are there, live and through the route.
+    const live = await operatorStream.next(3, 10_000)
+    t.same(live.map((m) => m.event), ['run.queued', 'run.started', 'run.output'])
+    t.same(live[2]!.data.data, { stream: 'stdout', text: 'hello 0\nhello 1\n', offset: 0 }, 'chunks written together are one event (throttled)')
+    t.equal(live[2]!.data.runId, runId)
+    const during = await api.call('GET', `/api/heartbeat-runs/${runId}/output`)
+    t.equal(during.status, 200)
+    t.equal(during.body.status, 'running')
+    t.same(during.body.chunks.map((c: any) => c.text), ['hello 0\nhello 1\n'])
+    t.equal(during.body.outputTail, null)
+    t.equal((await api.call('GET', `/api/heartbeat-runs/${runId}/output`, undefined, s.agentToken)).status, 403, 'Operator only')
+    t.equal((await api.call('GET', `/api/heartbeat-runs/${crypto.randomUUID()}/output`)).status, 404, 'an unknown run is a 404')
+
+    release()
+    const all = await operatorStream.next(6, 10_000)
+    t.same(all.slice(3).map((m) => m.event), ['run.output', 'run.output', 'run.finished'])
+    t.same(all[3]!.data.data, { stream: 'stderr', text: 'careful\n', offset: 0 })
+    t.same(all[4]!.data.data, { stream: 'stdout', text: 'done [REDACTED]\n', offset: 16 }, 'offsets count per stream')
+    const after = await api.call('GET', `/api/heartbeat-runs/${runId}/output?after=${during.body.next}`)
+    t.equal(after.body.status, 'succeeded')
+    t.same(after.body.chunks.map((c: any) => [c.stream, c.text]), [['stderr', 'careful\n'], ['stdout', 'done [REDACTED]\n']], 'after= reads on')
+    t.type(after.body.outputTail, 'string', 'and the stored tail once it ended')
+
+    await new Promise((r) => setTimeout(r, 300))
+    t.same(agentStream.messages.map((m) => m.event), ['run.queued', 'run.started', 'run.finished'], 'an agent key gets no run output')
+  },
+  () => ({
+    adapters: [
+      {
+        type: 'process',
+        wake: async (input) => {
+          input.onOutput?.({ stream: 'stdout', text: 'hello 0\n' })
+          input.onOutput?.({ stream: 'stdout', text: 'hello 1\n' })
+          await (globalThis as { outputGate?: Promise<void> }).outputGate
+          input.onOutput?.({ stream: 'stderr', text: 'careful\n' })
+          await new Promise((r) => setTimeout(r, 300))
+          input.onOutput?.({ stream: 'stdout', text: `done ${input.env.SVC_API_KEY}\n` })
+          await new Promise((r) => setTimeout(r, 300))
+          return { status: 'succeeded', output: 'hello 0\nhello 1\ndone\n' }
+        },
+      },
+    ],
+  }),
+)

@@ -24,6 +24,7 @@ import { PgRoutineRepository } from './repositories/routines.js'
 import { PgSecretRepository } from './repositories/secrets.js'
 import { PgHeartbeatRunRepository } from './repositories/heartbeat-runs.js'
 import { PgEventFeed } from './repositories/events.js'
+import { PgRunOutputStore } from './repositories/run-output.js'
 
 export type Db = Kysely<Database>
 
@@ -98,6 +99,7 @@ export class KyselyStorage implements Storage {
   private readonly commitListeners = new Set<() => void>()
   poolStats?: () => { max: number; inUse: number }
   readonly events: PgEventFeed
+  readonly runOutput: PgRunOutputStore
   readonly eventBroker?: EventBroker
 
   constructor(options: KyselyStorageOptions) {
@@ -112,6 +114,7 @@ export class KyselyStorage implements Storage {
     if (options.poolStats) this.poolStats = options.poolStats
     this.session = createSession(() => this.openTransaction() ?? this.db)
     this.events = new PgEventFeed(() => this.openTransaction() ?? this.db)
+    this.runOutput = new PgRunOutputStore(() => this.openTransaction() ?? this.db)
     if (options.eventBroker) this.eventBroker = options.eventBroker
   }
 

@@ -34,6 +34,7 @@ import { secretRoutes } from '../routes/secrets.js'
 import { secretProviderRoutes } from '../routes/secret-providers.js'
 import { runRoutes } from '../routes/runs.js'
 import { eventRoutes } from '../routes/events.js'
+import { runOutputRoutes } from '../routes/run-output.js'
 import type { EventHub } from '../services/events/event-hub.js'
 import type { Storage } from '../contracts/storage.js'
 import './types.js'
@@ -111,6 +112,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   if (opts.events) {
     const { hub } = opts.events
     await app.register(eventRoutes, opts.events)
+    await app.register(runOutputRoutes, opts.events)
     // Streams never go idle: end them before the server waits for its connections.
     app.addHook('preClose', async () => {
       await hub.close()

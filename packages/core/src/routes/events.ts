@@ -63,6 +63,6 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ hub: EventHub; storage: St
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' })
     res.write(': slaw events\nretry: 1000\n\n')
     if (resync) res.write(`event: resync\ndata: ${JSON.stringify({ ...resync, lastEventId: cursor })}\n\n`)
-    await hub.add({ squadId: squad.id, key, cursor, wants, res })
+    await hub.add({ squadId: squad.id, key, cursor, operator: req.actor.type !== 'agent', wants, res })
   })
 }

@@ -74,3 +74,31 @@ export const CutoffEventSchema = Type.Object(
 )
 
 export const EventStreamMessage = Type.Union([SquadEventSchema, ResyncEventSchema, CutoffEventSchema], { $id: 'EventStreamMessage', title: 'EventStreamMessage' })
+
+export const RunOutputQuery = Type.Object({
+  after: Type.Optional(Type.String({ maxLength: 40, description: 'Only chunks after this chunk id (`next` of the previous answer).' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 200 })),
+})
+const StoredChunk = Type.Object(
+  {
+    id: Type.String(),
+    stream: Type.Union([Type.Literal('stdout'), Type.Literal('stderr')]),
+    text: Type.String(),
+    offset: Type.Integer({ minimum: 0 }),
+    at: Timestamp,
+  },
+  { $id: 'RunOutputStoredChunk', title: 'RunOutputStoredChunk' },
+)
+export const RunOutputBody = Type.Object(
+  {
+    runId: Type.String({ format: 'uuid' }),
+    status: Type.String(),
+    /** The kept tail of the live output (about the last 64 KiB), after `after`. */
+    chunks: Type.Array(StoredChunk),
+    /** Pass as `after` to read on; the same `after` when nothing new came. */
+    next: Type.String(),
+    /** The end of the output the run stored when it finished (null while it runs). */
+    outputTail: Nullable(Type.String()),
+  },
+  { $id: 'RunOutput', title: 'RunOutput' },
+)

@@ -412,6 +412,29 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal((await s.events.locate(all[2]!.cursor))?.getTime(), all[2]!.createdAt.getTime(), 'locate finds an event')
     t.equal(await s.events.locate(`1-0-${uuidv7()}`), undefined, 'and not one never stored')
   })
+
+  kit('run output: chunks kept per run, read after an id, and in the event feed as run.output', async (t, s) => {
+    const a = await squad(s)
+    const ag = await agent(s, a.id, 'writer')
+    const runId = uuidv7()
+    await s.heartbeatRuns.queue({ id: runId, squadId: a.id, agentId: ag.id, issueId: null, reason: 'manual', approvalId: null, commentId: null, routineRunId: null, continuationDepth: 0 })
+    const start = await s.events.head()
+    const chunk = (text: string, offset: number, stream: 'stdout' | 'stderr' = 'stdout') => ({ runId, squadId: a.id, agentId: ag.id, issueId: null, stream, text, offset })
+    await s.transaction(() => s.runOutput.append([chunk('one\n', 0), chunk('oops\n', 0, 'stderr')], 1000))
+    await s.transaction(() => s.runOutput.append([chunk('two\n', 4)], 1000))
+    const all = await s.runOutput.read(runId, '0', 10)
+    t.same(all.map((c) => [c.stream, c.text, c.offset]), [['stdout', 'one\n', 0], ['stderr', 'oops\n', 0], ['stdout', 'two\n', 4]])
+    t.same((await s.runOutput.read(runId, all[0]!.id, 10)).map((c) => c.text), ['oops\n', 'two\n'], 'after an id')
+    const feed = await feedOnce(s, start, 3)
+    t.same(feed.map((e) => [e.action, e.details?.text]), [['run.output', 'one\n'], ['run.output', 'oops\n'], ['run.output', 'two\n']], 'each chunk is a run.output event, in order')
+    t.equal(feed[0]!.runId, runId)
+    t.equal(feed[0]!.squadId, a.id)
+    t.ok(feed.every((e, i) => i === 0 || compareEventCursors(feed[i - 1]!.cursor, e.cursor) < 0))
+    t.equal((await s.events.locate(feed[1]!.cursor))?.getTime(), feed[1]!.createdAt.getTime(), 'locate finds an output event')
+    // The kept tail: older chunks go once the newer ones hold keepChars.
+    await s.transaction(() => s.runOutput.append([chunk('x'.repeat(50), 8), chunk('y'.repeat(50), 58)], 60))
+    t.same((await s.runOutput.read(runId, '0', 10)).map((c) => c.text[0]), ['x', 'y'], 'only the tail is kept')
+  })
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import { compareEventCursors, type EventBroker, type FeedEvent, type Storage } from '../../contracts/storage.js'
 import { toMessage, type SquadEventMessage, type SquadEventType } from './event-types.js'
+import type { RunOutputOptions } from './run-output.js'
 
 export interface EventStreamOptions {
   /** How long Last-Event-ID resumes without loss; older answers `resync`. Default 1 hour. */
@@ -13,6 +14,8 @@ export interface EventStreamOptions {
   keepAliveMs?: number
   /** A read of the feed without any notification, as a safety net. Default 1 s. */
   pollMs?: number
+  /** How run output becomes `run.output` events (throttle, chunk size, kept tail). */
+  runOutput?: RunOutputOptions
 }
 
 export interface Subscription {
@@ -21,6 +24,8 @@ export interface Subscription {
   key: string
   /** The first event is the one after this cursor. */
   cursor: string
+  /** Operator streams also get `run.output` (a run's output is the Operator's, as its output tail is). */
+  operator: boolean
   wants(type: SquadEventType, message: SquadEventMessage): boolean
   res: ServerResponse
 }
@@ -191,7 +196,7 @@ export class EventHub {
   private deliver(s: Subscriber, e: FeedEvent, text: string | null | undefined): string | null | undefined {
     if (s.closed || compareEventCursors(e.cursor, s.cursor) <= 0) return text
     const message = text === null ? undefined : toMessage(e)
-    if (!message || !s.wants(message.type, message)) {
+    if (!message || !s.wants(message.type, message) || (message.type === 'run.output' && !s.operator)) {
       // Not for this stream: passed over (a resume starts after it).
       s.cursor = e.cursor
       return message ? text : null

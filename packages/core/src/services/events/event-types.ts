@@ -90,6 +90,8 @@ export function toMessage(e: FeedEvent): SquadEventMessage | undefined {
   if (!type) return undefined
   const details = e.details ?? {}
   const issueId = e.entityType === 'issue' ? e.entityId : typeof details.issueId === 'string' ? details.issueId : null
+  // A run.output event's data is its chunk (the issue is on the envelope).
+  const data = type === 'run.output' ? { stream: details.stream, text: details.text, offset: details.offset } : details
   return {
     id: e.cursor,
     type,
@@ -103,7 +105,7 @@ export function toMessage(e: FeedEvent): SquadEventMessage | undefined {
     agentId: e.agentId,
     runId: e.runId,
     issueId,
-    data: details,
+    data,
   }
 }
 

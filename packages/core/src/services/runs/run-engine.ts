@@ -229,10 +229,13 @@ export class RunEngine {
     try {
       let env: Record<string, string>
       let signingSecret: string | undefined
+      // Values bound as secrets (and the run token): scrubbed from the live output and from what the run stores.
+      let secrets: string[]
       try {
         const token = await this.tokens.mint({ runId: run.id, agentId: run.agentId, squadId: run.squadId }, run.startedAt ?? this.ctx.now(), timing.timeoutSec + timing.graceSec + RunTokens.slackSec)
         env = await this.buildEnv(run, agent, token)
         signingSecret = await this.signingSecret(agent)
+        secrets = await this.boundSecretValues(run, agent, env)
       } catch (err) {
         await this.finish(run.id, ['running'], { status: 'failed', error: err instanceof Error ? err.message : String(err), finishedAt: this.ctx.now() })
         return
@@ -255,7 +258,7 @@ export class RunEngine {
           context,
           onOutput: (chunk) => {
             if (!this.outputListeners.size) return
-            const event: RunOutputEvent = { runId: run.id, agentId: run.agentId, squadId: run.squadId, stream: chunk.stream, text: chunk.text }
+            const event: RunOutputEvent = { runId: run.id, agentId: run.agentId, squadId: run.squadId, stream: chunk.stream, text: scrubSecretValues(chunk.text, secrets) }
             for (const listener of this.outputListeners) {
               try {
                 listener(event)
@@ -275,7 +278,6 @@ export class RunEngine {
       }
       const status: RunFinish['status'] = result.status
       // What the run stores for the Operator never holds a value bound as a secret (nor the run token).
-      const secrets = await this.boundSecretValues(run, agent, env)
       const scrub = (text: string) => scrubSecretValues(text, secrets)
       let error = result.error !== undefined && result.error !== null ? scrub(result.error) : null
       if (status === 'cancelled' && control.signal.aborted && !error) error = 'The node running the run shut down.'
