@@ -1,5 +1,6 @@
 import t from 'tap'
 import { createHmac } from 'node:crypto'
+import { routineLimitsFromEnv } from '@slaw/core'
 import { eachBackend } from './helpers/instance.js'
 import { addAgent, isError } from './helpers/fixtures.js'
 import { addTrigger, fire } from './helpers/routines.js'
@@ -127,3 +128,9 @@ eachBackend(t, 'quotas (LOW): defaults', async (t, api) => {
   isError(t, await api.call('POST', `/api/squads/${squadId}/routines`, { title: 'r21' }, agentToken), 429, 'routine_quota_exceeded', 'the 21st')
 })
 
+t.test('quotas from the environment (slaw start)', async (t) => {
+  t.same(routineLimitsFromEnv({}), {}, 'unset: the defaults apply')
+  t.same(routineLimitsFromEnv({ SVC_MAX_AGENT_ROUTINES_PER_SQUAD: '5', SVC_MIN_AGENT_SCHEDULE_INTERVAL_SEC: '0' }), { maxAgentRoutinesPerSquad: 5, minAgentScheduleIntervalSec: 0 })
+  t.throws(() => routineLimitsFromEnv({ SVC_MAX_AGENT_ROUTINES_PER_SQUAD: 'many' }), /SVC_MAX_AGENT_ROUTINES_PER_SQUAD must be an integer/)
+  t.throws(() => routineLimitsFromEnv({ SVC_MIN_AGENT_SCHEDULE_INTERVAL_SEC: '-1' }), /at least 0/)
+})
