@@ -49,8 +49,11 @@ export type RunReportBody = Body<'reportHeartbeatRun'>
 export interface SlawClientOptions {
   /** Where the instance listens, e.g. `http://127.0.0.1:3100` (no trailing `/api`). */
   baseUrl: string
-  /** An Operator key or an agent key; sent as `Authorization: Bearer …`. */
-  token: string
+  /**
+   * An Operator key or an agent key; sent as `Authorization: Bearer …`. Leave it out in a browser
+   * signed in to the console: the same-origin session cookie then authenticates every call.
+   */
+  token?: string
   /** The heartbeat run this agent acts in (sent as `X-Svc-Run-Id`), for a run's own token. */
   runId?: string
   /** A fetch of your own (tests, proxies, retries); default: the global fetch. */
@@ -77,7 +80,8 @@ export type SlawClient = Client<paths> & {
  */
 export function createSlawClient(options: SlawClientOptions): SlawClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
-  const headers: Record<string, string> = { authorization: `Bearer ${options.token}` }
+  const headers: Record<string, string> = {}
+  if (options.token) headers.authorization = `Bearer ${options.token}`
   if (options.runId) headers['x-svc-run-id'] = options.runId
   const fetchImpl = options.fetch ?? ((input: Request) => globalThis.fetch(input))
   const client = createClient<paths>({ baseUrl, headers, fetch: fetchImpl })

@@ -123,3 +123,17 @@ t.test('@slaw/client against a live instance', async (t) => {
   t.equal((refused as EventStreamError).body?.code, 'not_found')
   controller.abort()
 })
+
+t.test('without a token (a browser signed in with a session cookie) no Authorization header is sent', async (t) => {
+  const seen: Request[] = []
+  const client = createSlawClient({
+    baseUrl: 'http://127.0.0.1:9',
+    fetch: async (req) => (seen.push(req), new Response(JSON.stringify({ error: 'Unauthorized', code: 'unauthorized' }), { status: 401, headers: { 'content-type': 'application/json' } })),
+  })
+  const res = await client.GET('/api/squads')
+  t.equal(res.response.status, 401)
+  t.equal(res.error?.code, 'unauthorized')
+  t.equal(seen.length, 1)
+  t.equal(seen[0]!.headers.get('authorization'), null, 'no bearer header at all')
+  t.equal(seen[0]!.credentials, 'same-origin', 'cookies go with same-origin calls')
+})
