@@ -1,8 +1,9 @@
 import t from 'tap'
 import { compareEventCursors, createInstance } from '@slaw/core'
 import { pgStorage } from '@slaw/storage-pg'
+import { redisEventBroker } from '@slaw/lock-redis'
 import { makeApi, operatorToken, testAdapters, testMasterKey } from './helpers/instance.js'
-import { freshDatabase, testDatabaseUrl } from './helpers/backends.js'
+import { freshDatabase, testDatabaseUrl, testRedisUrl } from './helpers/backends.js'
 import { openSse } from './helpers/sse.js'
 
 // docs/events.md: an event committed on node A reaches a subscriber on node B (PostgreSQL
@@ -67,5 +68,41 @@ t.test('events across two nodes on one PostgreSQL database', { skip: testDatabas
   const union = [...kept, ...rest].map((m) => m.id!)
   t.same(union, all.map((m) => m.id!), 'resumed on the other node: nothing missed or doubled')
   resumed.close()
+  onB.close()
+})
+
+// With Redis configured, Redis pub/sub wakes the other nodes instead of NOTIFY.
+t.test('events across two nodes woken through Redis pub/sub', { skip: testDatabaseUrl && testRedisUrl ? false : 'set SLAW_TEST_DATABASE_URL and SLAW_TEST_REDIS_URL' }, async (t) => {
+  const db = await freshDatabase({ migrated: true })
+  const channel = `slaw:test:events:${crypto.randomUUID()}`
+  // A poll far slower than the test: only the broker can wake node B in time.
+  const make = () =>
+    createInstance({
+      storage: pgStorage({ url: db.url, max: 3 }),
+      eventBroker: redisEventBroker({ url: testRedisUrl!, channel }),
+      events: { pollMs: 60_000 },
+      operatorKey: operatorToken,
+      masterKey: testMasterKey,
+      adapters: testAdapters,
+      logger: false,
+      jobs: false,
+    })
+  const a = await makeApi(await make(), 'postgres')
+  const b = await makeApi(await make(), 'postgres')
+  t.teardown(async () => {
+    await a.instance.close()
+    await b.instance.close()
+    await db.dispose()
+  })
+  await a.instance.listen({ port: 0 })
+  const addressB = await b.instance.listen({ port: 0 })
+  const s = await a.seed('Redis')
+  const onB = await openSse(addressB, `/api/squads/${s.squadId}/events?types=issue.created`, operatorToken)
+  const made: string[] = []
+  for (let i = 0; i < 5; i++) {
+    made.push((await a.call('POST', `/api/squads/${s.squadId}/issues`, { title: `r${i}` })).body.issue.id)
+    await onB.next(i + 1, 3000)
+  }
+  t.same(onB.messages.map((m) => m.data.entityId), made, 'node B streams node A\'s changes, in order')
   onB.close()
 })

@@ -60,6 +60,20 @@ export interface Storage extends StorageSession {
   readonly eventBroker?: EventBroker
   /** The feed behind live events (`GET /api/squads/{id}/events`, docs/events.md). */
   readonly events: EventFeed
+  /** Live output of runs, in chunks: `run.output` events and the output route's tail. */
+  readonly runOutput: RunOutputStore
+  /**
+   * Optional: calls `listener` after each transaction this storage committed on this node (it may
+   * have written activity). Without it, live events on this node wait for the next poll.
+   */
+  onCommit?(listener: () => void): () => void
+  /**
+   * Optional: wakes the other nodes when events committed here (PostgreSQL LISTEN/NOTIFY). A
+   * single-node storage (PGlite) has none; createInstance's `eventBroker` (Redis) replaces it.
+   */
+  readonly eventBroker?: EventBroker
+  /** The feed behind live events (`GET /api/squads/{id}/events`, docs/events.md). */
+  readonly events: EventFeed
   /**
    * Optional: calls `listener` after each transaction this storage committed on this node (it may
    * have written activity). Without it, live events on this node wait for the next poll.
@@ -697,6 +711,104 @@ export interface EventBroker {
   publish(): void
   /** Calls `wake` when another node published. Resolves once listening; the function stops it. */
   subscribe(wake: () => void): Promise<() => Promise<void>>
+}
+
+/** Orders two feed cursors (`<txid>-<source>-<key>`, '0' first): negative, zero or positive. */
+export function compareEventCursors(a: string, b: string): number {
+  if (a === b) return 0
+  const [ta = '0', sa = '0', ...ka] = a.split('-')
+  const [tb = '0', sb = '0', ...kb] = b.split('-')
+  const t = BigInt(ta) - BigInt(tb)
+  if (t !== 0n) return t < 0n ? -1 : 1
+  if (sa !== sb) return Number(sa) - Number(sb)
+  const x = ka.join('-')
+  const y = kb.join('-')
+  return x < y ? -1 : x > y ? 1 : 0
+}
+
+/** True when `cursor` has the shape of a feed cursor (Last-Event-ID comes from clients). */
+export function isEventCursor(cursor: string): boolean {
+  return cursor === '0' || /^\d{1,20}-\d{1,3}-[0-9a-z-]{1,64}$/.test(cursor)
+}
+
+/**
+ * One event of the live feed: an activity entry (or a chunk of a run's output), at its place in
+ * the feed. `cursor` orders the feed: `<txid>-<source>-<key>`, compared as (integer, integer,
+ * string) by `compareEventCursors`; '0' is before every event.
+ */
+export interface FeedEvent {
+  cursor: string
+  squadId: string
+  /** The activity action (`issue.created`, `run.started` …), or `run.output` for output. */
+  action: string
+  entityType: string
+  entityId: string
+  actorType: string
+  actorId: string
+  agentId: string | null
+  runId: string | null
+  details: Record<string, unknown> | null
+  createdAt: Date
+}
+
+/**
+ * The feed is the activity log in commit order. An event is readable once its transaction and
+ * every older one have ended (the same visibility horizon as the outbox), so a reader that moves
+ * its cursor past what it read never skips an event that commits late: a row may appear later
+ * only with a cursor above every cursor already read.
+ */
+export interface EventFeed {
+  /**
+   * Final events after `after` ('0' for all), oldest first; only those of `squadId` when given.
+   * `pending` is true when newer events have committed that are not final yet (an older
+   * transaction is still open): read again shortly.
+   */
+  readAfter(after: string, limit: number, squadId?: string): Promise<{ events: FeedEvent[]; pending: boolean }>
+  /** The cursor of the newest final event ('0' when none): where a reader starting now begins. */
+  head(): Promise<string>
+  /** When the event at `cursor` happened; undefined when no such event is stored (pruned, or never). */
+  locate(cursor: string): Promise<Date | undefined>
+}
+
+/** A chunk of a run's live output. */
+export interface RunOutputChunk {
+  /** Increasing within the run (a decimal string); `after` of the output route. */
+  id: string
+  runId: string
+  stream: 'stdout' | 'stderr'
+  text: string
+  /** Characters of this stream that came before this chunk. */
+  offset: number
+  createdAt: Date
+}
+export interface NewRunOutputChunk {
+  runId: string
+  squadId: string
+  agentId: string | null
+  issueId: string | null
+  stream: 'stdout' | 'stderr'
+  text: string
+  offset: number
+}
+/**
+ * Chunks of run output. Each appended chunk is also an event of the feed (`run.output`, its
+ * details `{ stream, text, offset, issueId }`), ordered with the activity of the same transactions.
+ */
+export interface RunOutputStore {
+  /** Appends chunks (in order), then drops the run's chunks that end more than `keepChars` before its newest. */
+  append(chunks: NewRunOutputChunk[], keepChars: number): Promise<void>
+  /** The run's kept chunks after chunk `afterId` ('0' for all), oldest first. */
+  read(runId: string, afterId: string, limit: number): Promise<RunOutputChunk[]>
+}
+
+/** Wakes event readers on every node. It carries no events: readers read them from storage. */
+export interface EventBroker {
+  /** Tells the other nodes that events may have committed here (may be batched; never throws). */
+  publish(): void
+  /** Calls `wake` when another node published. Resolves once listening; the function stops it. */
+  subscribe(wake: () => void): Promise<() => Promise<void>>
+  /** Closes what the broker opened itself; the instance calls it when it closes. */
+  close?(): Promise<void>
 }
 
 /** Orders two feed cursors (`<txid>-<source>-<key>`, '0' first): negative, zero or positive. */

@@ -157,6 +157,7 @@ export class EventHub {
     this.stopTimers()
     const stop = await this.stopListening?.catch(() => undefined)
     await stop?.().catch(() => undefined)
+    await this.broker?.close?.().catch(() => undefined)
   }
 
   private async pump(): Promise<void> {
