@@ -36,6 +36,7 @@ export const operationIds: Readonly<Record<string, string>> = {
   'POST /api/agents/:id/wake': 'wakeAgent',
   'GET /api/agents/:id/runtime-state': 'getAgentRuntimeState',
   'POST /api/agents/:id/runtime-state/reset-session': 'resetAgentSession',
+  'POST /api/agents/:id/check-environment': 'checkAgentEnvironment',
   'PATCH /api/agents/:id/budgets': 'setAgentBudget',
 
   'GET /api/squads/:squadId/issues': 'listIssues',
@@ -68,6 +69,11 @@ export const operationIds: Readonly<Record<string, string>> = {
   'GET /api/operator-keys': 'listOperatorKeys',
   'POST /api/operator-keys': 'createOperatorKey',
   'DELETE /api/operator-keys/:id': 'revokeOperatorKey',
+
+  'POST /api/console/session': 'signInConsole',
+  'GET /api/console/session': 'getConsoleSession',
+  'DELETE /api/console/session': 'signOutConsole',
+  'DELETE /api/console/sessions': 'revokeConsoleSessions',
 
   'POST /api/squads/:squadId/exports/preview': 'previewExport',
   'POST /api/squads/:squadId/exports': 'startExport',
