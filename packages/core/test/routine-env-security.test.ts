@@ -150,3 +150,14 @@ eachBackend(t, "secrets (HIGH): an agent cannot run or re-assign a routine to ge
   t.equal(chosen.DEPLOY_KEY, 'deploy-value-93', 'the same run an Operator aimed at the agent carries it')
 })
 
+
+eachBackend(t, "env (HIGH): an agent's hire request carries no code-loading name into the hired agent's config", async (t, api) => {
+  const { squadId, agentToken } = await api.seed('Hires')
+  const hire = (env: Record<string, string>, token?: string) =>
+    api.call('POST', `/api/squads/${squadId}/agent-hires`, { name: `h${Math.random().toString(36).slice(2, 8)}`, role: 'helper', adapterType: 'process', adapterConfig: { command: 'node', env } }, token)
+  const refused = await hire({ NODE_OPTIONS: '--require /tmp/x.cjs', LD_PRELOAD: '/tmp/x.so', FOO: 'ok' }, agentToken)
+  isError(t, refused, 400, 'invalid_payload', 'an agent requests a hire whose env loads code')
+  t.same(refused.body.details.map((d: any) => d.path).sort(), ['/adapterConfig/env/LD_PRELOAD', '/adapterConfig/env/NODE_OPTIONS'])
+  t.equal((await hire({ FOO: 'ok' }, agentToken)).status, 202, 'harmless names are fine')
+  t.equal((await hire({ NODE_OPTIONS: '--max-old-space-size=512' })).status, 202, 'an Operator may')
+})

@@ -2,13 +2,15 @@ import { SlawError, type ErrorDetail } from '../../errors.js'
 import { isPrivileged, type Actor } from '../foundation/actor.js'
 import type { ServiceContext } from '../foundation/context.js'
 import { isUuid } from '../foundation/ids.js'
+import { codeLoadingReason } from '../runs/agent-env.js'
 
 const envName = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
 
 /**
  * Checks an agent's adapterConfig (docs/heartbeats.md: adapterConfig) before it is stored: the common keys the run
  * engine reads (`env` bindings, `timeoutSec`, `graceSec`), then the adapter's own `validateConfig`.
- * Problems answer 400 `invalid_payload` with every detail. Only the Operator may bind a secret.
+ * Problems answer 400 `invalid_payload` with every detail. Only the Operator may bind a secret or
+ * set an env name that loads code (an agent writes a config through a hire request).
  */
 export function validateAdapterConfig(ctx: ServiceContext, actor: Actor, adapterType: string, config: Record<string, unknown>, base = '/adapterConfig'): void {
   const details: ErrorDetail[] = []
@@ -20,6 +22,11 @@ export function validateAdapterConfig(ctx: ServiceContext, actor: Actor, adapter
         const path = `${base}/env/${name}`
         if (!envName.test(name)) details.push({ path, message: 'an env name is letters, digits and _ and does not start with a digit' })
         else if (name.toUpperCase().startsWith('SVC_')) details.push({ path, message: 'SVC_ names are the wake variables; bind another name' })
+        else if (!isPrivileged(actor)) {
+          // An agent's hire request carries a config into the hired agent: the same rule as a routine env an agent writes (docs/security.md).
+          const why = codeLoadingReason(name)
+          if (why) details.push({ path, message: `only an Operator may set ${name}: ${why}` })
+        }
         details.push(...bindingProblems(binding, path, actor))
       }
     }
