@@ -1,3 +1,4 @@
+import type { Cron } from 'croner'
 import { SlawError, invalid, notFound, type ErrorDetail } from '../../errors.js'
 import { validateBindings } from '../secrets/binding-usage.js'
 import type {
@@ -13,11 +14,10 @@ import { isUuid, uuidv7 } from '../foundation/ids.js'
 import type { IssueService } from '../work/issues.js'
 import { recordActivity } from '../audit/activity-recorder.js'
 import { newPublicId, newTriggerSecret, storedSecret } from './trigger-signatures.js'
-import { nextFireAfter, parseSchedule } from './cron.js'
+import { minScheduleGapSec, nextFireAfter, parseSchedule } from './cron.js'
 import { maxRoutineTitle, normaliseVariables, type VariableInput } from './variables.js'
 import { codeLoadingReason, envNamePattern } from '../runs/agent-env.js'
 import { assertAgentMayChange, assertAgentMayChangeTrigger, defaultRoutineLimits, sameEnv, writerOf, type RoutineLimits } from './routine-access.js'
-import { minScheduleGapSec } from './cron.js'
 import { RoutineFiring, type PublicFireInput, type RunRoutineInput } from './firing.js'
 import type { SquadService } from '../org/squads.js'
 
@@ -419,7 +419,7 @@ export class RoutineService {
   }
 
   /** Agent-written schedules fire at most every `minAgentScheduleIntervalSec` (docs/routines.md, Quotas). */
-  private checkAgentSchedule(actor: Actor, cron: Parameters<typeof minScheduleGapSec>[0], now: Date): void {
+  private checkAgentSchedule(actor: Actor, cron: Cron, now: Date): void {
     if (actor.type !== 'agent') return
     const min = this.limits.minAgentScheduleIntervalSec
     const gap = minScheduleGapSec(cron, now)
