@@ -37,11 +37,13 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
   const [core, { httpAdapter, processAdapter }, { claudeAdapter }, { codexAdapter }, { towerClient }, secretProviders, lockRedis] = loaded
   const storage = await opening
   const locks = config.redisUrl && lockRedis ? lockRedis.redisLocks({ url: config.redisUrl }) : undefined
+  // The http adapter's warnings (a wake over plain http to another host) go to the instance's log.
+  let warn: (message: string) => void = (message) => process.emitWarning(message, 'SlawInsecureWake')
   const instanceOptions: InstanceOptions = {
     storage,
     ...(locks ? { locks } : {}),
     // claude_local and codex_local run the Claude Code and Codex CLIs found on PATH (docs/adapters.md).
-    adapters: [processAdapter(), httpAdapter({ egress: config.httpEgress }), claudeAdapter(), codexAdapter()],
+    adapters: [processAdapter(), httpAdapter({ egress: config.httpEgress, warn: (message) => warn(message) }), claudeAdapter(), codexAdapter()],
     secretProviders,
     // Always a tower client: without SVC_TOWER_URL it stays disconnected until an Operator connects it.
     tower: towerClient(towerClientOptions(config.tower)),
@@ -69,6 +71,8 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
   let instance: SlawInstance
   try {
     instance = await core.createInstance(instanceOptions)
+    const log = instance.log
+    warn = (message) => log.warn(message)
   } catch (err) {
     // A failed start closes everything it opened (the Redis client, the pool), so the process ends
     // instead of hanging on a reconnecting client.
