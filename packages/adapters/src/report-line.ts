@@ -2,7 +2,8 @@ import type { AdapterUsage, AdapterWakeResult, RunLiveness } from '@slaw/core'
 import { isRecord } from './config-checks.js'
 
 const livenessValues: readonly RunLiveness[] = ['completed', 'advanced', 'plan_only', 'empty_response', 'blocked', 'failed', 'needs_followup']
-const billingTypes = ['metered_api', 'subscription_included', 'subscription_overage'] as const
+const billingTypes = ['metered_api', 'subscription_included', 'subscription_overage', 'unknown'] as const
+const costStatuses = ['reported', 'estimated', 'unpriced'] as const
 
 /**
  * The optional last-line report of a process agent: when the last non-empty line of its stdout is
@@ -32,8 +33,13 @@ export function parseLastLineReport(stdoutTail: string): Pick<AdapterWakeResult,
 function parseUsage(value: unknown): AdapterUsage | undefined {
   if (!isRecord(value)) return undefined
   const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0
-  if (typeof value.model !== 'string' || !count(value.inputTokens) || !count(value.outputTokens) || !count(value.costCents)) return undefined
+  // costCents null: the agent does not know what it cost (recorded unpriced, never as 0).
+  if (typeof value.model !== 'string' || !count(value.inputTokens) || !count(value.outputTokens) || !(value.costCents === null || count(value.costCents))) return undefined
   const usage: AdapterUsage = { model: value.model, inputTokens: value.inputTokens, outputTokens: value.outputTokens, costCents: value.costCents }
+  if (value.costCents === null) usage.costStatus = 'unpriced'
+  else if (typeof value.costStatus === 'string' && (costStatuses as readonly string[]).includes(value.costStatus) && value.costStatus !== 'unpriced') usage.costStatus = value.costStatus as AdapterUsage['costStatus']
+  if (count(value.cacheWriteTokens)) usage.cacheWriteTokens = value.cacheWriteTokens
+  if (typeof value.biller === 'string') usage.biller = value.biller
   if (typeof value.provider === 'string') usage.provider = value.provider
   if (count(value.cachedInputTokens)) usage.cachedInputTokens = value.cachedInputTokens
   if (typeof value.billingType === 'string' && (billingTypes as readonly string[]).includes(value.billingType)) usage.billingType = value.billingType as AdapterUsage['billingType']

@@ -144,6 +144,8 @@ t.test('a last-line slawReport becomes liveness and usage; ordinary JSON logs do
   t.equal(failed.status, 'failed')
   t.equal(failed.liveness, 'failed', 'a failed run keeps its report too')
   t.equal((failed.usage as AdapterUsage | undefined)?.costCents, 2, 'so the money it spent is not lost')
+  const unpriced = await processAdapter().wake(wakeInput({ config: run('report-unpriced') }))
+  t.same(unpriced.usage, { model: 'gpt-5-codex', inputTokens: 10, outputTokens: 5, costCents: null, costStatus: 'unpriced', cacheWriteTokens: 3 }, 'costCents null: unpriced, never 0')
   const log = await processAdapter().wake(wakeInput({ config: run('json-log') }))
   t.equal(log.status, 'succeeded')
   t.equal(log.liveness, undefined)
