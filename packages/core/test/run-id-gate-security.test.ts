@@ -46,6 +46,7 @@ eachBackend(
     const { squadId, agentId } = await api.seed('Gated')
     const routine = (await api.call('POST', `/api/squads/${squadId}/routines`, { title: 'Hook', assigneeAgentId: agentId, concurrencyPolicy: 'always_enqueue' })).body.routine
     const hook = await addTrigger(api, routine.id, { kind: 'api' })
+    await addTrigger(api, routine.id, { kind: 'schedule', cronExpression: '0 * * * *' })
     const issue = (await api.call('POST', `/api/squads/${squadId}/issues`, { title: 'work', assigneeAgentId: agentId })).body.issue
     t.ok(issue, 'an assigned issue queued a wake')
 
@@ -53,7 +54,8 @@ eachBackend(
     isError(t, await api.call('GET', `/api/squads/${squadId}`), 403, 'instance_not_enrolled', 'the API is gated')
     isError(t, await fire(api, hook.trigger.fireUrl, '{}', { authorization: `Bearer ${hook.secret}` }), 403, 'instance_not_enrolled', 'so is the public fire URL')
     t.same(await api.instance.storage.routines.listRuns(routine.id, { limit: 10 }), [], 'no run, no issue')
-    t.equal(await api.instance.services.routines.tickSchedules(new Date(Date.now() + 86_400_000)), 0, 'the scheduler claims nothing')
+    const later = new Date(Date.now() + 2 * 3_600_000)
+    t.equal(await api.instance.services.routines.tickSchedules(later), 0, 'the scheduler claims nothing, though a schedule is due')
     const jobs = await api.instance.storage.jobs.claim(['heartbeat_run'], 'test', 60_000, 10)
     t.equal(jobs.length, 1)
     await api.instance.services.runs.engine.runJob(jobs[0]!, { signal: new AbortController().signal })
@@ -63,6 +65,7 @@ eachBackend(
 
     gated = false
     t.equal((await fire(api, hook.trigger.fireUrl, '{}', { authorization: `Bearer ${hook.secret}` })).status, 201, 'once enrolled, fires work again')
+    t.equal(await api.instance.services.routines.tickSchedules(later), 1, 'and the due schedule fires')
   },
   () => {
     gateAdapter = steeredAdapter('process')

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { operatorActor, skillContentHash, type TowerClient } from '@slaw/core'
 import type { Skill, SkillCatalog } from '@slaw/core/ingest'
+import { confineSkillSource } from '../src/services/fleet/skill-sources.js'
 import { eachBackend, type TestApi } from './helpers/instance.js'
 import { activityOf, isError, unknownId } from './helpers/fixtures.js'
 
@@ -296,6 +297,20 @@ eachBackend(t, 'skills: import from a SKILL.md folder, a markdown file and a JSO
   t.equal(activity.filter((a) => a.action === 'skill.imported').length, 4)
   t.equal((await skillUpserts(api, 4)).length, 4)
 }, withSkillsDir)
+
+t.test('skill sources: the data directory is never read, inside the skills folder or holding it', async (t) => {
+  const root = await tempDir(t)
+  const dataDir = join(root, 'data')
+  await mkdir(join(dataDir, 'pg'), { recursive: true })
+  await writeFile(join(dataDir, 'master.key'), 'k')
+  await writeFile(join(root, 'ok.md'), '# ok\n')
+  const opts = { dir: root, protectedPaths: [dataDir] }
+  t.equal(await confineSkillSource('ok.md', opts), join(root, 'ok.md'))
+  for (const source of [dataDir, join(dataDir, 'master.key'), join(dataDir, 'pg'), root]) {
+    await t.rejects(confineSkillSource(source, opts), { code: 'skill_source_refused' }, source)
+  }
+  await t.rejects(confineSkillSource('ok.md', { dir: null, protectedPaths: [] }), { code: 'skill_import_disabled' })
+})
 
 eachBackend(t, 'skills: imports from disk are off without a skills folder', async (t, api) => {
   const s = await api.seed('No folder')
