@@ -8,7 +8,6 @@ import * as secrets from './0006-secrets.js'
 import * as routines from './0007-routines.js'
 import * as commentSearch from './0009-comment-search.js'
 import * as routineAuthorship from './0010-routine-authorship.js'
-import * as routineAuthorship from './0010-routine-authorship.js'
 import * as cliAgents from './0012-cli-agents.js'
 import * as events from './0013-events.js'
 
@@ -28,7 +27,6 @@ export const migrations: Record<string, Migration> = {
   '0006-secrets': secrets,
   '0007-routines': routines,
   '0009-comment-search': commentSearch,
-  '0010-routine-authorship': routineAuthorship,
   '0010-routine-authorship': routineAuthorship,
   '0012-cli-agents': cliAgents,
   '0013-events': events,
