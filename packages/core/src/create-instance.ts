@@ -65,6 +65,11 @@ export interface InstanceOptions {
    * per node, in memory; valid keys are never counted or slowed.
    */
   authFailureLimit?: AuthFailureLimitOptions | false
+  /**
+   * How long a console sign-in session lasts, in hours (above 0, at most 720). Default 12;
+   * `slaw start` reads SVC_CONSOLE_SESSION_HOURS (docs/console.md).
+   */
+  consoleSessionHours?: number
   /** Deadline of one secret-provider call (resolve, store, health, list). Default 10 s. */
   secretProviderTimeoutMs?: number
   /** Routine schedule polling on this node, or false for none. Off too when `jobs` is false. */
@@ -211,6 +216,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     ...(options.secretProviderTimeoutMs !== undefined ? { secretProviderTimeoutMs: options.secretProviderTimeoutMs } : {}),
     ...(options.runs ? { runs: options.runs } : {}),
     ...(options.authFailureLimit !== undefined ? { authFailureLimit: options.authFailureLimit } : {}),
+    ...(options.consoleSessionHours !== undefined ? { consoleSessionHours: options.consoleSessionHours } : {}),
     node: { nodeId: jobs.nodeId, watchMs: Math.max(50, Math.floor(jobs.leaseMs / 3)) },
     ...(options.routines ? { routines: options.routines } : {}),
     skillImports: {

@@ -16,6 +16,7 @@ import { PgCommentRepository, PgDocumentRepository, PgInteractionRepository } fr
 import { PgIssueRepository } from './repositories/issues.js'
 import { PgJobRepository, PgWakeupRepository } from './repositories/jobs.js'
 import { PgKeyRepository } from './repositories/keys.js'
+import { PgConsoleSessionRepository } from './repositories/console-sessions.js'
 import { PgOutboxRepository } from './repositories/outbox.js'
 import { PgSquadRepository } from './repositories/squads.js'
 import { PgSkillRepository } from './repositories/skills.js'
@@ -35,6 +36,7 @@ export function createSession(db: () => Db): StorageSession {
     squads: new PgSquadRepository(db),
     agents: new PgAgentRepository(db),
     keys: new PgKeyRepository(db),
+    consoleSessions: new PgConsoleSessionRepository(db),
     issues: new PgIssueRepository(db),
     comments: new PgCommentRepository(db),
     documents: new PgDocumentRepository(db),
@@ -126,6 +128,7 @@ export class KyselyStorage implements Storage {
   get squads() { return this.session.squads }
   get agents() { return this.session.agents }
   get keys() { return this.session.keys }
+  get consoleSessions() { return this.session.consoleSessions }
   get issues() { return this.session.issues }
   get comments() { return this.session.comments }
   get documents() { return this.session.documents }

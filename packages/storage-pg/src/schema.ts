@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Insertable, RawBuilder, Selectable } from 'kysely'
-import type { ActivityEntry, Agent, AgentWakeup, ApiKeyRecord, Comment, Goal, HeartbeatRun, Interaction, Issue, IssueDocument, Job, OutboxEntry, Project, Squad } from '@slaw/core'
+import type { ActivityEntry, Agent, AgentWakeup, ApiKeyRecord, ConsoleSessionRecord, Comment, Goal, HeartbeatRun, Interaction, Issue, IssueDocument, Job, OutboxEntry, Project, Squad } from '@slaw/core'
 import type { GovernanceTables } from './schema-governance.js'
 import type { SkillTables } from './schema-skills.js'
 import type { SecretTables } from './schema-secrets.js'
@@ -22,6 +22,8 @@ export type AgentsTable = Table<
 >
 
 export type ApiKeysTable = Table<ApiKeyRecord>
+
+export type ConsoleSessionsTable = Table<ConsoleSessionRecord>
 
 export type GoalsTable = Table<Goal, { generated: 'status' }>
 
@@ -82,6 +84,7 @@ export interface Database extends GovernanceTables, SkillTables, TowerTables, Ro
   squads: SquadsTable
   agents: AgentsTable
   apiKeys: ApiKeysTable
+  consoleSessions: ConsoleSessionsTable
   goals: GoalsTable
   projects: ProjectsTable
   issues: IssuesTable

@@ -76,6 +76,8 @@ export interface StorageSession {
   readonly squads: SquadRepository
   readonly agents: AgentRepository
   readonly keys: KeyRepository
+  /** Console sign-in sessions (docs/console.md): stored by token hash, bound to an Operator key. */
+  readonly consoleSessions: ConsoleSessionRepository
   readonly issues: IssueRepository
   readonly comments: CommentRepository
   readonly documents: DocumentRepository
@@ -226,6 +228,38 @@ export interface KeyRepository {
   revoke(id: string): Promise<boolean>
   /** Replaces a key's stored hash (a chosen key moving to its keyed form); false when the id is unknown. */
   rehash(id: string, tokenHash: string): Promise<boolean>
+}
+
+/** A console sign-in session: the SHA-256 of its cookie token, never the token. */
+export interface ConsoleSessionRecord {
+  id: string
+  tokenHash: string
+  /** The Operator key that signed in: revoking it ends the session. */
+  keyId: string
+  createdAt: Date
+  expiresAt: Date
+}
+export interface NewConsoleSession {
+  id: string
+  tokenHash: string
+  keyId: string
+  expiresAt: Date
+}
+export interface ConsoleSessionRepository {
+  insert(session: NewConsoleSession): Promise<ConsoleSessionRecord>
+  /**
+   * The session stored under `tokenHash` if it has not expired at `now` and its Operator key is
+   * neither revoked nor expired; otherwise undefined.
+   */
+  findActive(tokenHash: string, now: Date): Promise<ConsoleSessionRecord | undefined>
+  /** Deletes one session (sign-out); false when there was none. */
+  deleteByHash(tokenHash: string): Promise<boolean>
+  /** Deletes every session of the key (its revocation); how many. */
+  deleteForKey(keyId: string): Promise<number>
+  /** Deletes every session; how many. */
+  deleteAll(): Promise<number>
+  /** Deletes sessions expired at `now`; how many. */
+  deleteExpired(now: Date): Promise<number>
 }
 
 export interface NewIssue {
@@ -451,6 +485,8 @@ export interface NewHeartbeatRun {
   commentId: string | null
   routineRunId: string | null
   continuationDepth: number
+  /** n for the n-th retry after a transient upstream failure; default 0. */
+  retryAttempt?: number
 }
 export interface HeartbeatRunFilter {
   squadId: string
@@ -463,26 +499,12 @@ export interface HeartbeatRunFilter {
 export interface RunSlotCaps {
   perAgent: number
   perSquad: number | null
-  /** n for the n-th retry after a transient upstream failure; default 0. */
-  retryAttempt?: number
   perInstance: number | null
 }
 export interface RunStart {
   nodeId: string
   startedAt: Date
   deadlineAt: Date
-}
-export interface RunFinish {
-  status: Exclude<HeartbeatRunStatus, 'queued' | 'running'>
-  finishedAt: Date
-  liveness?: HeartbeatRunLiveness | null
-  exitCode?: number | null
-  httpStatus?: number | null
-  error?: string | null
-  outputTail?: string | null
-  summary?: string | null
-}
-export interface HeartbeatRunRepository {
   /**
    * The saved CLI session the run would resume. Kept on the run only when no other running run of
    * the agent holds it (decided under the slot lock); read the run back to see which it got.
@@ -503,6 +525,22 @@ export interface RunUsageDelta {
   provider?: string | null
   biller?: string | null
   billingType?: string | null
+}
+export interface RunFinish {
+  status: Exclude<HeartbeatRunStatus, 'queued' | 'running'>
+  finishedAt: Date
+  liveness?: HeartbeatRunLiveness | null
+  exitCode?: number | null
+  httpStatus?: number | null
+  error?: string | null
+  outputTail?: string | null
+  summary?: string | null
+  errorCode?: string | null
+  retryNotBefore?: Date | null
+  /** The CLI session the run ended in (resumed or new); null: none. */
+  sessionId?: string | null
+}
+export interface HeartbeatRunRepository {
   /**
    * Queues a run unless one is already queued for the agent and issue; then that run absorbs the
    * wake (coalescedCount + 1, the newest comment/approval id) and `created` is false.
@@ -513,10 +551,6 @@ export interface RunUsageDelta {
   list(filter: HeartbeatRunFilter): Promise<HeartbeatRun[]>
   /** Runs woken for the issue or that wrote to it (activity carrying their id), newest first. */
   listForIssue(issueId: string, limit: number): Promise<HeartbeatRun[]>
-  errorCode?: string | null
-  retryNotBefore?: Date | null
-  /** The CLI session the run ended in (resumed or new); null: none. */
-  sessionId?: string | null
   /** Issues the run changed: every activity entry on an issue carrying the run id. */
   touchedIssues(runId: string): Promise<IssueSummary[]>
   /**

@@ -20,6 +20,7 @@ import { issueRoutes } from '../routes/issues.js'
 import { issueRecordRoutes } from '../routes/issue-records.js'
 import { activityRoutes } from '../routes/activity.js'
 import { operatorKeyRoutes } from '../routes/operator-keys.js'
+import { consoleSessionRoutes } from '../routes/console.js'
 import { exportRoutes } from '../routes/exports.js'
 import { towerRoutes } from '../routes/tower.js'
 import { skillRoutes } from '../routes/skills.js'
@@ -56,7 +57,7 @@ export interface BuildAppOptions {
 
 /** Every route plugin of the local API, in registration order. Later features append here. */
 export const routePlugins = [
-  squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, exportRoutes, towerRoutes, skillRoutes,
+  squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, consoleSessionRoutes, exportRoutes, towerRoutes, skillRoutes,
   approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes, routineRoutes, routineTriggerRoutes, secretRoutes, secretProviderRoutes,
   runRoutes,
 ]

@@ -5,6 +5,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set by the auth hook on every non-public route. */
     actor: Actor
+    /** Set when the console session cookie authenticated the request (docs/console.md). */
+    consoleSession: { token: string; expiresAt: Date } | null
   }
   interface FastifyInstance {
     /** The instance's domain services. */

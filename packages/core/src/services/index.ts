@@ -2,6 +2,7 @@ import { ActivityService } from './audit/activity.js'
 import { AgentService } from './org/agents.js'
 import { ApprovalService } from './governance/approvals.js'
 import { AuthService } from './foundation/auth.js'
+import { ConsoleSessionService } from './foundation/console-sessions.js'
 import type { AuthFailureLimitOptions } from './foundation/auth-failures.js'
 import { BudgetService } from './money/budgets.js'
 import type { ServiceContext } from './foundation/context.js'
@@ -28,6 +29,7 @@ import { RunService } from './runs/runs.js'
 /** The domain services of one instance; each can be called without HTTP. */
 export interface Services {
   auth: AuthService
+  consoleSessions: ConsoleSessionService
   squads: SquadService
   agents: AgentService
   issues: IssueService
@@ -63,9 +65,12 @@ export interface CreateServicesOptions {
   skillImports?: SkillImportOptions
   /** Failed authentications allowed per client address, or false for no limit. */
   authFailureLimit?: AuthFailureLimitOptions | false
+  /** Console session lifetime in hours (default 12). */
+  consoleSessionHours?: number
 }
 
 export function createServices(ctx: ServiceContext, options: CreateServicesOptions = {}): Services {
+  const auth = new AuthService(ctx, options.authFailureLimit ?? {})
   const squads = new SquadService(ctx)
   const issues = new IssueService(ctx, squads)
   const agents = new AgentService(ctx, squads)
@@ -81,7 +86,8 @@ export function createServices(ctx: ServiceContext, options: CreateServicesOptio
   const costs = new CostService(ctx, squads, issues, budgets)
   const engine = new RunEngine(ctx, issues, costs, options.runs ?? {}, options.node ?? { nodeId: 'node-local', watchMs: 20_000 })
   return {
-    auth: new AuthService(ctx, options.authFailureLimit ?? {}),
+    auth,
+    consoleSessions: new ConsoleSessionService(ctx, auth, options.consoleSessionHours !== undefined ? { hours: options.consoleSessionHours } : {}),
     squads,
     agents,
     issues,

@@ -10,6 +10,7 @@ import * as commentSearch from './0009-comment-search.js'
 import * as routineAuthorship from './0010-routine-authorship.js'
 import * as cliAgents from './0012-cli-agents.js'
 import * as events from './0013-events.js'
+import * as consoleSessions from './0014-console-sessions.js'
 
 /**
  * Migrations in order. They are bundled (not read from disk) so the same list runs from src/,
@@ -30,6 +31,7 @@ export const migrations: Record<string, Migration> = {
   '0010-routine-authorship': routineAuthorship,
   '0012-cli-agents': cliAgents,
   '0013-events': events,
+  '0014-console-sessions': consoleSessions,
 }
 
 export const migrationProvider: MigrationProvider = {

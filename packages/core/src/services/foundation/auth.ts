@@ -44,11 +44,20 @@ export class AuthService {
    * cache) still passes: valid keys are never slowed, even from an address an attacker shares.
    */
   async authenticate(authorization: string | undefined, runId: string | undefined, client?: string): Promise<Actor> {
-    if (!this.failures || client === undefined) return this.check(authorization, runId)
+    return this.limited(client, () => this.isCachedKey(authorization), () => this.check(authorization, runId))
+  }
+
+  /**
+   * Runs a credential check under the per-address failure limit: 429 `rate_limited` once `client`
+   * is past it (unless `trusted()` says the credential is known good), and a 401 `unauthorized`
+   * from `check` counts as a failure. Console sign-in and session cookies use it too.
+   */
+  async limited<T>(client: string | undefined, trusted: () => boolean, check: () => Promise<T>): Promise<T> {
+    if (!this.failures || client === undefined) return check()
     const wait = this.failures.blockedFor(client)
-    if (wait > 0 && !this.isCachedKey(authorization)) throw new AuthRateLimitedError(wait)
+    if (wait > 0 && !trusted()) throw new AuthRateLimitedError(wait)
     try {
-      return await this.check(authorization, runId)
+      return await check()
     } catch (err) {
       if (err instanceof SlawError && err.code === 'unauthorized') this.failures.fail(client)
       throw err
@@ -203,7 +212,11 @@ export class AuthService {
     const key = isUuid(id) ? (await this.ctx.storage.keys.listOperatorKeys()).find((k) => k.id === id && !k.revokedAt) : undefined
     if (!key) throw notFound('Key')
     if (actor.type === 'operator' && actor.keyId === id) throw new SlawError('invalid_state', 'An Operator key cannot revoke itself.')
-    await this.ctx.storage.keys.revoke(id)
+    await this.ctx.storage.transaction(async (tx) => {
+      await tx.keys.revoke(id)
+      // The key's console sessions end with it (docs/console.md).
+      await tx.consoleSessions.deleteForKey(id)
+    })
     this.invalidate()
   }
 }
