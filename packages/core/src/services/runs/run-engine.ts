@@ -13,11 +13,11 @@ import { recordActivity } from '../audit/activity-recorder.js'
 import { runEventFact } from './run-facts.js'
 import { RunTokens } from './run-tokens.js'
 import { heartbeatRunJob, queueWake } from './wakes.js'
+import { savedSession, settleSession, wakeContext } from './run-sessions.js'
+import { usageDelta, upstreamRetryAt } from './run-usage.js'
 import { composeAgentEnv, type EnvPart, type RefusedBinding } from './agent-env.js'
 import type { RoutineRunEnv } from '../../contracts/routines.js'
 import { scrubSecretValues } from '../secrets/scrub.js'
-import { savedSession, settleSession, wakeContext } from './run-sessions.js'
-import { usageDelta, upstreamRetryAt } from './run-usage.js'
 
 /** Run engine settings (createInstance `runs`, env SVC_MAX_CONCURRENT_RUNS…; docs/heartbeats.md). */
 export interface RunOptions {
