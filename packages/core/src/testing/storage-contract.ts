@@ -413,6 +413,39 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal(await s.events.locate(`1-0-${uuidv7()}`), undefined, 'and not one never stored')
   })
 
+  kit('runs: a session is held by one running run; usage merges its cost status; finish keeps error code, retry time and session', async (t, s) => {
+    const a = await squad(s)
+    const ag = await agent(s, a.id, 'cli')
+    const caps = { perAgent: 5, perSquad: null, perInstance: null }
+    const queue = async (retryAttempt = 0) => {
+      const id = uuidv7()
+      await s.heartbeatRuns.queue({ id, squadId: a.id, agentId: ag.id, issueId: null, reason: 'manual', approvalId: null, commentId: null, routineRunId: null, continuationDepth: 0, retryAttempt })
+      // One queued run per agent and issue: start each before queueing the next.
+      return id
+    }
+    const startWith = async (id: string, sessionId: string | null) => {
+      const now = new Date()
+      t.equal(await s.transaction(() => s.heartbeatRuns.start(id, { nodeId: 'n', startedAt: now, deadlineAt: new Date(now.getTime() + 60_000), sessionId }, caps)), 'started')
+      return (await s.heartbeatRuns.get(id))!
+    }
+    const first = await startWith(await queue(), 'sess-1')
+    t.equal(first.sessionId, 'sess-1', 'the first run holds the session')
+    const second = await startWith(await queue(2), 'sess-1')
+    t.equal(second.sessionId, null, 'a second running run of the agent does not get the same session')
+    t.equal(second.retryAttempt, 2)
+    t.equal(first.usage.costStatus, null, 'no usage yet: no cost status')
+    await s.heartbeatRuns.addUsage(first.id, { inputTokens: 10, outputTokens: 5, costCents: 0, unpricedTokens: 15, costStatus: 'unpriced', provider: 'openai', billingType: 'unknown' })
+    t.match((await s.heartbeatRuns.get(first.id))!.usage, { inputTokens: 10, outputTokens: 5, costCents: null, costStatus: 'unpriced', unpricedTokens: 15, provider: 'openai', billingType: 'unknown' }, 'unpriced: null cents')
+    await s.heartbeatRuns.addUsage(first.id, { inputTokens: 1, outputTokens: 1, costCents: 7, cachedInputTokens: 3, cacheWriteTokens: 2, costStatus: 'reported' })
+    t.match((await s.heartbeatRuns.get(first.id))!.usage, { inputTokens: 11, cachedInputTokens: 3, cacheWriteTokens: 2, costCents: 7, costStatus: 'estimated', unpricedTokens: 15 }, 'a mix is estimated')
+    const retryAt = new Date(Date.now() + 3_600_000)
+    const ended = await s.transaction(() => s.heartbeatRuns.finish(first.id, ['running'], { status: 'failed', finishedAt: new Date(), error: 'limited', errorCode: 'transient_upstream', retryNotBefore: retryAt, sessionId: null }))
+    t.match(ended, { status: 'failed', errorCode: 'transient_upstream', sessionId: null })
+    t.equal(ended!.retryNotBefore?.getTime(), retryAt.getTime())
+    const third = await startWith(await queue(), 'sess-1')
+    t.equal(third.sessionId, 'sess-1', 'once the holder ended, the session is free again')
+  })
+
   kit('run output: chunks kept per run, read after an id, and in the event feed as run.output', async (t, s) => {
     const a = await squad(s)
     const ag = await agent(s, a.id, 'writer')
