@@ -60,7 +60,7 @@ const overCapRetryMs = 30_000
 export const runDeadlineJob = 'heartbeat_deadline'
 export const runRetentionJob = 'heartbeat_retention'
 
-/** An agent's run timing from its adapterConfig (DECISIONS: timeoutSec 600, graceSec 15). */
+/** An agent's run timing from its adapterConfig (timeoutSec 600, graceSec 15 by default; docs/adapters.md). */
 export function runTiming(config: Record<string, unknown>): { timeoutSec: number; graceSec: number } {
   const pick = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : d)
   return { timeoutSec: pick(config.timeoutSec, defaultTimeoutSec), graceSec: pick(config.graceSec, defaultGraceSec) }
@@ -533,7 +533,7 @@ function operatorChoseAssignee(r: RoutineRunEnv, agentId: string): boolean {
   return r.routineAssigneeAgentId === agentId
 }
 
-/** The wake variables of the spec (Authentication): only those with a value are set. */
+/** The wake variables (docs/heartbeats.md: the wake environment): only those with a value are set. */
 export function wakeVariables(run: HeartbeatRun, token: string, apiUrl: string): Record<string, string> {
   const vars: Record<string, string> = {
     SVC_API_KEY: token,
