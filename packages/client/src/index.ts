@@ -39,6 +39,8 @@ export type BudgetOverview = Schemas['BudgetOverview']
 export type ActivityEntry = Schemas['ActivityEntry']
 export type DashboardSummary = Schemas['DashboardSummary']
 export type Skill = Schemas['Skill']
+/** `GET /api/heartbeat-runs/{runId}/output`: the kept tail of a run's live output. */
+export type RunOutput = Schemas['RunOutput']
 /** The body of every error answer: `{ error, code, details? }` (docs/errors.md lists the codes). */
 export type ApiError = Schemas['ErrorBody']
 
