@@ -74,6 +74,17 @@ eachBackend(
     cli.next = async () => ({ status: 'succeeded', usage: { model: 'x-1', inputTokens: 10, outputTokens: 5, costCents: null } })
     const unpriced = await finished(api.call, (await wake()).id)
     t.match(unpriced.usage, { costCents: null, costStatus: 'unpriced', unpricedTokens: 15 }, 'a run nobody priced shows null cents, never 0')
+
+    // An agent reporting over HTTP with its run token may say it does not know the cost either.
+    cli.next = async () => ({ status: 'accepted', httpStatus: 202 })
+    const woken = cli.woken()
+    const accepted = await wake()
+    const token = (await woken).env.SVC_API_KEY
+    t.equal((await woken).runId, accepted.id)
+    for (let i = 0; i < 400 && (await api.call('GET', `/api/heartbeat-runs/${accepted.id}`)).body.run.status !== 'running'; i++) await new Promise((r) => setTimeout(r, 25))
+    const reported = await api.call('POST', `/api/heartbeat-runs/${accepted.id}/report`, { final: true, summary: 'done', usage: { model: 'gpt-5-codex', inputTokens: 40, outputTokens: 2, costCents: null, billingType: 'unknown' } }, token)
+    t.equal(reported.status, 200, JSON.stringify(reported.body))
+    t.match(reported.body.run, { status: 'succeeded', summary: 'done', usage: { costCents: null, costStatus: 'unpriced', unpricedTokens: 42, billingType: 'unknown' } })
   },
   options,
 )
