@@ -103,6 +103,7 @@ eachBackend(
     const d = await openSse(address, path, s.agentToken)
     t.equal(d.status, 200, 'a closed stream frees its place')
     d.close()
+    t.ok(a.comments.includes('keep-alive'), 'idle streams get keep-alive comments')
 
     // A client that stops reading: its socket fills, the server's buffer passes the limit, and the
     // stream ends with a cutoff naming the last event it was sent.
@@ -142,7 +143,7 @@ eachBackend(
     t.notOk(sent.has(next[0]!.data.data.n), 'not one already sent')
     again.close()
   },
-  { events: { maxStreamsPerKey: 2, maxBufferedBytes: 64 * 1024 } },
+  { events: { maxStreamsPerKey: 2, maxBufferedBytes: 64 * 1024, keepAliveMs: 20 } },
 )
 
 // Run output: the adapter's chunks become throttled run.output events (Operator streams only), and

@@ -63,6 +63,7 @@ export class EventHub {
   private tail: string | undefined
   private tailReady: Promise<string> | undefined
   private reading = false
+  private pendingDelay = pendingRetryMs
   private again = false
   private timers: { keepAlive?: NodeJS.Timeout; poll?: NodeJS.Timeout; retry?: NodeJS.Timeout } = {}
   private stopListening: Promise<(() => Promise<void>) | undefined> | undefined
@@ -180,7 +181,13 @@ export class EventHub {
           }
         }
         if (events.length >= page) this.again = true
-        else if (pending) this.retrySoon()
+        // Entries committed behind an older open transaction: look again soon, backing off while the
+        // horizon stands still (a long transaction elsewhere on the server holds it back).
+        if (!pending || events.length) this.pendingDelay = pendingRetryMs
+        if (pending && events.length < page) {
+          this.retrySoon(this.pendingDelay)
+          this.pendingDelay = Math.min(this.pendingDelay * 2, this.pollMs)
+        }
       } while (this.again && !this.closed && this.count > 0)
     } catch (err) {
       this.log.warn({ err }, 'live events: reading the feed failed; retrying')
