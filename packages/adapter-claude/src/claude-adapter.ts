@@ -169,7 +169,8 @@ function readResult({ outcome, stream }: { outcome: ChildOutcome; stream: Claude
   if (r) {
     if (r.subtype === 'success' && r.is_error !== true) {
       const sessionId = typeof r.session_id === 'string' ? r.session_id : stream.sessionId
-      return { status: 'succeeded', exitCode: exitCode ?? 0, ...withUsage, ...(summary ? { summary } : {}), ...(sessionId ? { session: { id: sessionId, key: input.session?.key ?? '' } } : {}), output }
+      // exitCode is null when a lingering CLI was stopped after its result.
+      return { status: 'succeeded', exitCode, ...withUsage, ...(summary ? { summary } : {}), ...(sessionId ? { session: { id: sessionId, key: input.session?.key ?? '' } } : {}), output }
     }
     if (r.subtype === 'error_max_turns') return failed('max_turns', `the agent used up its turns (maxTurns) before finishing`)
     return classify(text, failed, r.is_error === true ? 'the Claude CLI reported an error' : `the Claude CLI ended with ${String(r.subtype)}`)

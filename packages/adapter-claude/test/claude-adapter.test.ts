@@ -109,6 +109,7 @@ t.test('a CLI that lingers after its result is stopped after a short grace, and 
   const res = await claudeAdapter({ lingerMs: 200 }).wake(wakeInput(dir, 'linger', { timeoutMs: 30_000 }))
   t.equal(res.status, 'succeeded', 'succeeded by its result, not timed_out')
   t.equal(res.summary, 'Finished, but I linger.')
+  t.equal(res.exitCode, null, 'stopped after its result: no exit code of its own')
   t.ok(performance.now() - started < 20_000, 'long before the timeout')
 })
 

@@ -96,7 +96,8 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
     const summary = summaryOf(stream.lastMessage)
     const extra = { ...(usage ? { usage } : {}), ...(summary ? { summary } : {}) }
     if (stream.turnsCompleted > 0 && !stream.turnFailed && (outcome.ended === 'finished' || outcome.ended === 'timed_out' || exitCode === 0)) {
-      return { status: 'succeeded', exitCode: exitCode ?? 0, ...extra, ...(stream.threadId ? { session: { id: stream.threadId, key: input.session?.key ?? '' } } : {}), output }
+      // exitCode is null when a lingering CLI was stopped after its turn.
+      return { status: 'succeeded', exitCode, ...extra, ...(stream.threadId ? { session: { id: stream.threadId, key: input.session?.key ?? '' } } : {}), output }
     }
     if (outcome.ended === 'timed_out') return { status: 'timed_out', exitCode, errorCode: 'timeout', error: `the agent ran longer than its timeout (${input.timeoutMs} ms) and was stopped`, ...extra, output }
     const text = stream.errorText(outcome.stderrEnd)
