@@ -7,7 +7,7 @@ import type { ContractTest, ContractTestOptions } from './contract-test.js'
  * after another) and `after` for teardowns. Structural, so core does not import node:test.
  */
 export interface NodeTestContext {
-  test(name: string, options: { skip?: string | boolean }, fn: (t: NodeTestContext) => unknown): Promise<unknown>
+  test(name: string, options: { skip?: string | boolean }, fn: (t: NodeTestContext) => void | Promise<void>): Promise<unknown>
   after(fn: () => unknown): void
 }
 
