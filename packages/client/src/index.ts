@@ -62,18 +62,25 @@ export interface SlawClientOptions {
   fetch?: (input: Request) => Promise<Response>
 }
 
-export type SlawClient = Client<paths> & {
-  /** `POST /api/issues/{id}/checkout`: takes the issue for an agent (409 `issue_checked_out` when someone else has it). */
-  checkout(issueId: string, body: CheckoutBody): ReturnType<Client<paths>['POST']>
-  /** `POST /api/heartbeat-runs/{runId}/report`: an agent's report on its run. */
-  report(runId: string, body: RunReportBody): ReturnType<Client<paths>['POST']>
-  /**
-   * The squad's live events (`GET /api/squads/{squadId}/events`, Server-Sent Events), as an async
-   * iterator of a union discriminated by `type`. It reconnects by itself, resuming after the last
-   * event it yielded (`Last-Event-ID`), until `signal` aborts or the loop is left.
-   */
-  events(squadId: string, options?: EventsOptions): AsyncIterable<SquadEvent | ResyncEvent>
+/** The helpers, typed by the calls they make (so `checkout(...).data` is `{ issue: Issue }`). */
+function helpers(client: Client<paths>) {
+  return {
+    /** `POST /api/issues/{id}/checkout`: takes the issue for an agent (409 `issue_checked_out` when someone else has it). */
+    checkout: (issueId: string, body: CheckoutBody) => client.POST('/api/issues/{id}/checkout', { params: { path: { id: issueId } }, body }),
+    /** `POST /api/heartbeat-runs/{runId}/report`: an agent's report on its run. */
+    report: (runId: string, body: RunReportBody) => client.POST('/api/heartbeat-runs/{runId}/report', { params: { path: { runId } }, body }),
+  }
 }
+
+export type SlawClient = Client<paths> &
+  ReturnType<typeof helpers> & {
+    /**
+     * The squad's live events (`GET /api/squads/{squadId}/events`, Server-Sent Events), as an async
+     * iterator of a union discriminated by `type`. It reconnects by itself, resuming after the last
+     * event it yielded (`Last-Event-ID`), until `signal` aborts or the loop is left.
+     */
+    events(squadId: string, options?: EventsOptions): AsyncIterable<SquadEvent | ResyncEvent>
+  }
 
 /**
  * A client of a slaw instance's API. Every path, parameter, body and answer is typed from the
@@ -87,9 +94,7 @@ export function createSlawClient(options: SlawClientOptions): SlawClient {
   if (options.runId) headers['x-svc-run-id'] = options.runId
   const fetchImpl = options.fetch ?? ((input: Request) => globalThis.fetch(input))
   const client = createClient<paths>({ baseUrl, headers, fetch: fetchImpl })
-  return Object.assign(client, {
-    checkout: (issueId: string, body: CheckoutBody) => client.POST('/api/issues/{id}/checkout', { params: { path: { id: issueId } }, body }),
-    report: (runId: string, body: RunReportBody) => client.POST('/api/heartbeat-runs/{runId}/report', { params: { path: { runId } }, body }),
+  return Object.assign(client, helpers(client), {
     events: (squadId: string, eventOptions: EventsOptions = {}) => streamEvents({ baseUrl, headers, fetch: fetchImpl }, squadId, eventOptions),
-  }) as SlawClient
+  })
 }

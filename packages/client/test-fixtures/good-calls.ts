@@ -19,5 +19,5 @@ export async function good(squadId: string, agentId: string): Promise<Issue | un
     }
     break
   }
-  return checkout.data && 'issue' in checkout.data ? (checkout.data.issue as Issue) : undefined
+  return checkout.data?.issue
 }
