@@ -162,6 +162,12 @@ eachBackend(
     t.equal(hire.status, 202, JSON.stringify(hire.body))
     const approvalId = hire.body.approval?.id ?? hire.body.approvalId
     t.notOk(JSON.stringify(hire.body).includes('timeoutSec'), 'adapterConfig is not shown in the approval')
+    const asOperator = (await api.call('GET', `/api/approvals/${approvalId}`)).body.approval
+    t.same(asOperator.payload.adapterConfig, { timeoutSec: 30 }, 'the Operator who decides the hire sees the config the hired agent would run')
+    const asAgent = (await api.call('GET', `/api/approvals/${approvalId}`, undefined, worker.token)).body.approval
+    t.equal(asAgent.payload.adapterConfig, undefined, 'agents never see it')
+    const listed = (await api.call('GET', `/api/squads/${s.squadId}/approvals`)).body.approvals.find((a: any) => a.id === approvalId)
+    t.same(listed.payload.adapterConfig, { timeoutSec: 30 }, 'in the Operator\'s list too')
     t.equal((await api.call('POST', `/api/approvals/${approvalId}/approve`, {})).status, 200)
     const workerRuns = (await api.call('GET', `/api/squads/${s.squadId}/heartbeat-runs?agentId=${worker.id}`)).body.runs
     t.ok(workerRuns.some((r: any) => r.reason === 'approval_decided' && r.approvalId === approvalId), 'requester woken with SVC_APPROVAL_ID')

@@ -33,24 +33,24 @@ export const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
       ...page,
       ...(status ? { statuses: status.split(',') as ApprovalStatus[] } : {}),
     })
-    return { approvals: list.map(presentApproval) }
+    return { approvals: list.map((a) => presentApproval(a, req.actor)) }
   })
 
   const createApproval = { tags, params: SquadParams, body: CreateApprovalBody, response: { 201: ApprovalDetailBody, ...errors } } as const
   app.post('/api/squads/:squadId/approvals', { schema: createApproval }, async (req, reply) => {
     const approval = await approvals.create(req.actor, req.params.squadId, req.body)
-    return reply.status(201).send({ approval: presentApprovalDetail(approval) })
+    return reply.status(201).send({ approval: presentApprovalDetail(approval, req.actor) })
   })
 
   const hireAgent = { tags: [...tags, 'agents'], params: SquadParams, body: HireBody, response: { 202: HireAccepted, ...errors } } as const
   app.post('/api/squads/:squadId/agent-hires', { schema: hireAgent }, async (req, reply) => {
     const approval = await approvals.hire(req.actor, req.params.squadId, req.body)
-    return reply.status(202).send({ approvalId: approval.id, status: approval.status, approval: presentApproval(approval) })
+    return reply.status(202).send({ approvalId: approval.id, status: approval.status, approval: presentApproval(approval, req.actor) })
   })
 
   const getApproval = { tags, params: IdParams, response: { 200: ApprovalDetailBody, ...errors } } as const
   app.get('/api/approvals/:id', { schema: getApproval }, async (req) => ({
-    approval: presentApprovalDetail(await approvals.get(req.actor, req.params.id)),
+    approval: presentApprovalDetail(await approvals.get(req.actor, req.params.id), req.actor),
   }))
 
   const approvalIssues = { tags, params: IdParams, response: { 200: IssueList, ...errors } } as const
@@ -61,7 +61,7 @@ export const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const decideApproval = { tags, params: IdParams, body: DecisionBody, response: { 200: One, ...errors } } as const
   const decision = (path: string, decide: (actor: Actor, id: string, body: { decisionNote?: string | null }) => Promise<Approval>) =>
     app.post(`/api/approvals/:id/${path}`, { preValidation: emptyBodyIsObject, schema: decideApproval }, async (req) => ({
-      approval: presentApproval(await decide(req.actor, req.params.id, req.body)),
+      approval: presentApproval(await decide(req.actor, req.params.id, req.body), req.actor),
     }))
   decision('approve', (actor, id, body) => approvals.approve(actor, id, body))
   decision('reject', (actor, id, body) => approvals.reject(actor, id, body))
@@ -69,7 +69,7 @@ export const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   const resubmitApproval = { tags, params: IdParams, body: ResubmitBody, response: { 200: One, ...errors } } as const
   app.post('/api/approvals/:id/resubmit', { schema: resubmitApproval }, async (req) => ({
-    approval: presentApproval(await approvals.resubmit(req.actor, req.params.id, req.body as { payload: Record<string, unknown> })),
+    approval: presentApproval(await approvals.resubmit(req.actor, req.params.id, req.body as { payload: Record<string, unknown> }), req.actor),
   }))
 
   const listApprovalComments = { tags, params: IdParams, response: { 200: ApprovalCommentList, ...errors } } as const

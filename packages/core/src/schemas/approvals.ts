@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ApprovalCommentRecord, ApprovalRecord, approvalStatuses, type Approval, type ApprovalComment } from '../contracts/governance.js'
 import { CommaList, Nullable, Uuid, iso, isoOrNull } from './common.js'
+import { isPrivileged, type Actor } from '../services/foundation/actor.js'
 
 export const ApprovalStatus = ApprovalRecord.properties.status
 export const ApprovalType = ApprovalRecord.properties.type
@@ -63,15 +64,17 @@ export const ApprovalCommentSchema = Type.Object(
 )
 export const CreateApprovalCommentBody = Type.Object({ body: Type.String({ minLength: 1, maxLength: 50_000 }) }, { additionalProperties: false })
 
-/** Fields are listed, not spread: the payload is filtered on purpose. */
-export const presentApproval = (a: Approval): Static<typeof ApprovalSchema> => ({
+/**
+ * Fields are listed, not spread: the payload is filtered on purpose. A hire's `adapterConfig` (what
+ * the hired agent will run) is shown to an Operator, who decides the hire, and to nobody else.
+ */
+export const presentApproval = (a: Approval, viewer?: Actor): Static<typeof ApprovalSchema> => ({
   id: a.id,
   squadId: a.squadId,
   type: a.type,
   status: a.status,
   requestedByAgentId: a.requestedByAgentId,
-  // A hire's adapter config stays with the Operator (it shows on the hired agent), never in the approval.
-  payload: withoutAdapterConfig(a.payload),
+  payload: viewer && isPrivileged(viewer) ? a.payload : withoutAdapterConfig(a.payload),
   decisionNote: a.decisionNote,
   decidedBy: a.decidedBy,
   decidedAt: isoOrNull(a.decidedAt),
@@ -81,7 +84,7 @@ export const presentApproval = (a: Approval): Static<typeof ApprovalSchema> => (
   updatedAt: iso(a.updatedAt),
 })
 
-export const presentApprovalDetail = (a: Approval & { issueIds: string[] }): Static<typeof ApprovalDetailSchema> => ({ ...presentApproval(a), issueIds: a.issueIds })
+export const presentApprovalDetail = (a: Approval & { issueIds: string[] }, viewer?: Actor): Static<typeof ApprovalDetailSchema> => ({ ...presentApproval(a, viewer), issueIds: a.issueIds })
 
 export const presentApprovalComment = (c: ApprovalComment): Static<typeof ApprovalCommentSchema> => ({ ...c, createdAt: iso(c.createdAt) })
 
