@@ -37,16 +37,18 @@ const known = {
   'outbox-overhead.mjs': { pg: true },
   'tower-ingest.mjs': { pg: true },
   'soak.mjs': { pg: true },
+  'events.mjs': { pg: true },
 }
-// Imported or started by the scripts above, not benchmarks themselves.
-const helpers = new Set(['smoke.mjs', 'lib.mjs', 'seed.mjs', 'bare-server.mjs', 'routines-node.mjs'])
+// Imported or started by the scripts above, not benchmarks themselves (as is any `*-node.mjs`).
+const helpers = new Set(['smoke.mjs', 'lib.mjs', 'seed.mjs', 'bare-server.mjs'])
+const isHelper = (f) => helpers.has(f) || f.endsWith('-node.mjs')
 
 const args = process.argv.slice(2)
 const verbose = args.includes('--verbose')
 const only = args.filter((a) => !a.startsWith('--')).map((a) => (a.endsWith('.mjs') ? a : `${a}.mjs`))
 
 const scripts = readdirSync(dir)
-  .filter((f) => f.endsWith('.mjs') && !helpers.has(f))
+  .filter((f) => f.endsWith('.mjs') && !isHelper(f))
   .sort((a, b) => order(a) - order(b) || a.localeCompare(b))
   .filter((f) => !only.length || only.includes(f))
   .map((file) => ({ file, needs: known[file] ?? guessNeeds(file) }))
