@@ -43,7 +43,7 @@ t.test('events across two nodes on one PostgreSQL database', { skip: testDatabas
   }
   latencies.sort((x, y) => x - y)
   const p99 = latencies[Math.ceil(latencies.length * 0.99) - 1]!
-  t.ok(p99 < 1000, `node A -> node B: p50 ${latencies[10]!.toFixed(1)} ms, max ${p99.toFixed(1)} ms (bench/events.mjs measures p99)`)
+  t.ok(p99 < 1500, `node A -> node B: p50 ${latencies[10]!.toFixed(1)} ms, max ${p99.toFixed(1)} ms (bench/events.mjs measures p99)`)
 
   // Many writers on both nodes at once: transactions commit out of order.
   const writes = await Promise.all(
