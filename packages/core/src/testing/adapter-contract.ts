@@ -368,6 +368,9 @@ export function resultRuleViolations(result: AdapterWakeResult): string[] {
     if (u.costCents !== null && !(typeof u.costCents === 'number' && Number.isInteger(u.costCents) && u.costCents >= 0)) wrong.push('usage.costCents is whole cents or null')
     if (u.costStatus === 'unpriced' && u.costCents !== null) wrong.push(`unpriced usage has costCents null (got ${String(u.costCents)})`)
     if (u.costCents === null && u.costStatus !== undefined && u.costStatus !== 'unpriced') wrong.push(`usage with costCents null is unpriced (got ${u.costStatus})`)
+    // 0 cents for tokens is a claim: said outright (reported, estimated), never a default standing in for "unknown".
+    const tokens = (u.inputTokens ?? 0) + (u.outputTokens ?? 0) + (u.cachedInputTokens ?? 0) + (u.cacheWriteTokens ?? 0)
+    if (u.costCents === 0 && tokens > 0 && u.costStatus === undefined) wrong.push('usage with tokens and costCents 0 says its costStatus (an unknown cost is costCents null, unpriced)')
   }
   if (result.session != null) {
     if (result.status !== 'succeeded') wrong.push(`a session is handed back only by a succeeded run (got ${result.status})`)
