@@ -1,0 +1,161 @@
+import type { HeartbeatRun } from '@slaw/client'
+import { useQuery } from '@tanstack/react-query'
+import { RunsChart, SpendChart } from '../components/Charts'
+import { LiveOutput } from '../components/LiveOutput'
+import { Empty, PageTitle, Query, Section, Stat, Status } from '../components/ui'
+import { unwrap } from '../lib/api'
+import { needsAttention, type AttentionItem } from '../lib/attention'
+import { ago, count, duration, money, percent, tokens } from '../lib/format'
+import { href } from '../lib/router'
+import { useAgentName, useApprovals, useBudgets, useDashboard, useIssues, useRuns } from '../queries'
+import { useApi } from '../state'
+
+export function OverviewPage({ squadId }: { squadId: string }) {
+  const dashboard = useDashboard(squadId)
+  return (
+    <>
+      <PageTitle>Overview</PageTitle>
+      <Query query={dashboard} label="the overview">
+        {(d) => (
+          <>
+            <div className="stats" aria-label="Squad figures">
+              <Stat label="Agents running" value={count(d.agents.running)} hint={`${count(d.agents.active)} active · ${count(d.agents.paused)} paused · ${count(d.agents.error)} in error`} tone={d.agents.error ? 'bad' : undefined} />
+              <Stat label="Issues in progress" value={count(d.tasks.inProgress)} hint={`${count(d.tasks.open)} open · ${count(d.tasks.done)} done`} />
+              <Stat label="Blocked issues" value={count(d.tasks.blocked)} tone={d.tasks.blocked ? 'warn' : undefined} />
+              <Stat label="Pending approvals" value={count(d.pendingApprovals)} tone={d.pendingApprovals ? 'warn' : undefined} />
+              <Stat
+                label="Month spend"
+                value={money(d.costs.monthSpendCents)}
+                hint={d.costs.monthBudgetCents === null ? 'no budget set' : `of ${money(d.costs.monthBudgetCents)} (${percent(d.costs.monthUtilizationPercent)})`}
+                tone={d.costs.monthBudgetCents !== null && d.costs.monthUtilizationPercent >= 100 ? 'bad' : d.costs.monthUtilizationPercent >= 80 ? 'warn' : undefined}
+              />
+              <Stat
+                label="Month tokens"
+                value={tokens(d.costs.monthInputTokens + d.costs.monthCachedInputTokens + d.costs.monthCacheWriteTokens + d.costs.monthOutputTokens)}
+                hint={`${tokens(d.costs.monthInputTokens)} in · ${tokens(d.costs.monthCachedInputTokens)} cached · ${tokens(d.costs.monthOutputTokens)} out · ${tokens(d.costs.monthUnpricedTokens)} unpriced`}
+                tone={d.costs.monthUnpricedTokens ? 'warn' : undefined}
+              />
+            </div>
+            <div className="grid2">
+              <Attention squadId={squadId} />
+              <LiveRuns squadId={squadId} />
+            </div>
+            <div className="grid2">
+              <Section title="Runs, last 14 days">
+                <RunsChart activity={d.runActivity} />
+              </Section>
+              <Spend squadId={squadId} monthCents={d.costs.monthSpendCents} budgetCents={d.costs.monthBudgetCents} />
+            </div>
+          </>
+        )}
+      </Query>
+    </>
+  )
+}
+
+function Spend({ squadId, monthCents, budgetCents }: { squadId: string; monthCents: number; budgetCents: number | null }) {
+  const api = useApi()
+  const windows = useQuery({
+    queryKey: ['squad', squadId, 'costs', 'windows'],
+    queryFn: async () => unwrap(await api.GET('/api/squads/{squadId}/costs/window-spend', { params: { path: { squadId } } })).windows,
+  })
+  return (
+    <Section title="Spend against the month budget">
+      <Query query={windows} label="spend">
+        {(ws) => <SpendChart windows={[...ws.map((w) => ({ label: `last ${w.window}`, cents: w.costCents })), { label: 'month', cents: monthCents }]} budgetCents={budgetCents} />}
+      </Query>
+    </Section>
+  )
+}
+
+function Attention({ squadId }: { squadId: string }) {
+  const failed = useRuns(squadId, { status: ['failed', 'timed_out'], limit: 10 })
+  const blocked = useIssues(squadId, { status: 'blocked', limit: 20 })
+  const approvals = useApprovals(squadId, 'pending')
+  const budgets = useBudgets(squadId)
+  const agentName = useAgentName(squadId)
+  const pending = failed.isPending || blocked.isPending || approvals.isPending || budgets.isPending
+  const error = failed.error ?? blocked.error ?? approvals.error ?? budgets.error
+  const items = needsAttention({
+    failedRuns: failed.data?.runs ?? [],
+    blockedIssues: blocked.data ?? [],
+    pendingApprovals: approvals.data ?? [],
+    budgets: budgets.data,
+    agentName,
+  })
+  return (
+    <Section title="Needs attention">
+      {pending ? (
+        <p className="muted">Loading…</p>
+      ) : error ? (
+        <p className="error">{String(error.message)}</p>
+      ) : items.length === 0 ? (
+        <Empty title="Nothing needs you right now.">Failed runs, blocked issues, pending approvals and budget warnings show up here as they happen.</Empty>
+      ) : (
+        <ul className="attention">
+          {items.map((item) => (
+            <li key={`${item.kind}-${item.id}`} className={`att-${item.kind}`}>
+              <a data-row href={targetHref(squadId, item)}>
+                <span className="att-kind">{item.kind}</span> {item.title}
+              </a>
+              <div className="muted small">{item.reason}</div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </Section>
+  )
+}
+
+function targetHref(squadId: string, item: AttentionItem): string {
+  switch (item.target.kind) {
+    case 'run':
+      return href({ name: 'run', squadId, id: item.target.id })
+    case 'issue':
+      return href({ name: 'issue', squadId, id: item.target.id })
+    case 'agent':
+      return href({ name: 'agent', squadId, id: item.target.id })
+    case 'approval':
+      return href({ name: 'approvals', squadId })
+    case 'costs':
+      return href({ name: 'costs', squadId })
+  }
+}
+
+function LiveRuns({ squadId }: { squadId: string }) {
+  const runs = useRuns(squadId, { status: ['running', 'queued'], limit: 20 })
+  const agentName = useAgentName(squadId)
+  return (
+    <Section title="Runs in flight">
+      <Query query={runs} label="runs">
+        {(r) =>
+          r.runs.length === 0 ? (
+            <Empty title="No run is going.">Wake an agent from its page, or assign it an issue, and its run shows here with live output.</Empty>
+          ) : (
+            <div className="run-cards">
+              {r.runs.map((run) => (
+                <RunCard key={run.id} squadId={squadId} run={run} agent={agentName(run.agentId)} />
+              ))}
+            </div>
+          )
+        }
+      </Query>
+    </Section>
+  )
+}
+
+function RunCard({ squadId, run, agent }: { squadId: string; run: HeartbeatRun; agent: string }) {
+  return (
+    <article className="run-card" aria-label={`Run of ${agent}`}>
+      <div className="run-card-head">
+        <a data-row href={href({ name: 'run', squadId, id: run.id })}>
+          {agent}
+        </a>
+        <Status value={run.status} />
+        <span className="muted num small">{run.startedAt ? duration(run.startedAt, null) : `queued ${ago(run.createdAt)}`}</span>
+      </div>
+      <div className="muted small">{run.reason}</div>
+      {run.status === 'running' ? <LiveOutput runId={run.id} compact /> : null}
+    </article>
+  )
+}
