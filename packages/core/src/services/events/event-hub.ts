@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http'
 import { compareEventCursors, type EventBroker, type FeedEvent, type Storage } from '../../contracts/storage.js'
 import { toMessage, type SquadEventMessage, type SquadEventType } from './event-types.js'
 import type { RunOutputOptions } from './run-output.js'
+import { detached } from '../foundation/detached.js'
 
 export interface EventStreamOptions {
   /** How long Last-Event-ID resumes without loss; older answers `resync`. Default 1 hour. */
@@ -139,15 +140,21 @@ export class EventHub {
     }
   }
 
-  /** Something may have committed: read the feed (coalesced: one read at a time, one more after). */
-  wake(): void {
+  /**
+   * Something may have committed: read the feed (coalesced: one read at a time, one more after).
+   * Called from a committing request's context; the read starts detached from it.
+   */
+  readonly wake = (): void => {
     if (this.closed || this.count === 0) return
     if (this.reading) {
       this.again = true
       return
     }
-    void this.pump()
+    this.reading = true
+    this.startPump()
   }
+
+  private readonly startPump = detached(() => void this.pump())
 
   /** Ends every stream and stops listening; the instance is closing. */
   async close(): Promise<void> {
@@ -162,7 +169,6 @@ export class EventHub {
   }
 
   private async pump(): Promise<void> {
-    this.reading = true
     try {
       do {
         this.again = false

@@ -1,5 +1,6 @@
 import type { NewRunOutputChunk, Storage } from '../../contracts/storage.js'
 import type { RunOutputEvent } from '../runs/run-engine.js'
+import { detached } from '../foundation/detached.js'
 
 export interface RunOutputOptions {
   /** One write (and so one batch of `run.output` events) per run at most this often. Default 250 ms. */
@@ -80,7 +81,8 @@ export class RunOutputRecorder {
     }
     if (!p.timer) {
       const wait = Math.max(0, p.lastFlush + this.flushMs - Date.now())
-      p.timer = setTimeout(() => void this.flush(e.runId), wait)
+      // The adapter's data handler may run inside a transaction's context: the write starts detached.
+      p.timer = setTimeout(detached(() => void this.flush(e.runId)), wait)
       p.timer.unref()
     }
   }
