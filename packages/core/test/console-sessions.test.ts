@@ -32,7 +32,7 @@ eachBackend(
 
     const stored = await rows(api)
     t.equal(stored.length, 1)
-    t.equal(stored[0].tokenHash, createHash('sha256').update(token).digest('hex'), 'stored as the SHA-256 of the token')
+    t.equal(stored[0]!.tokenHash, createHash('sha256').update(token).digest('hex'), 'stored as the SHA-256 of the token')
     t.notMatch(JSON.stringify(stored), token, 'the token itself is in no column')
     t.notMatch(JSON.stringify(stored), operatorToken, 'nor is the Operator key')
 
