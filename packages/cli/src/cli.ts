@@ -19,7 +19,8 @@ Commands:
 Environment: PORT, HOST, SVC_OPERATOR_KEY, DATABASE_URL, REDIS_URL, SVC_DATA_DIR (memory:// for in-memory),
 SVC_MASTER_KEY, SVC_TOWER_URL, SVC_TOWER_MODE, SVC_INSTANCE_ID, SVC_TOWER_HEARTBEAT_SEC, SVC_TOWER_SYNC_SEC,
 SVC_TOWER_ENROLLMENT_SECRET, SVC_METRICS_PORT, SVC_METRICS_HOST, SVC_AUTH_FAILURE_LIMIT, SVC_AUTH_FAILURE_WINDOW_SEC,
-SVC_HTTP_EGRESS_LOOPBACK, SVC_HTTP_EGRESS_PRIVATE, SVC_HTTP_EGRESS_LINK_LOCAL, LOG_LEVEL. See docs/configuration.md.
+SVC_HTTP_EGRESS_LOOPBACK, SVC_HTTP_EGRESS_PRIVATE, SVC_HTTP_EGRESS_LINK_LOCAL, SVC_CONSOLE, SVC_CONSOLE_SESSION_HOURS,
+LOG_LEVEL. See docs/configuration.md.
 `
 
 /** Runs a command; resolves to an exit code, or undefined while a server keeps the process alive. */
@@ -70,6 +71,7 @@ async function start(argv: string[]): Promise<number | undefined> {
   instance.log.info({ address, storage: instance.storage.name, locks: instance.locks.name }, 'slaw is serving')
   // Always printed, whatever LOG_LEVEL says: with `--port 0` it is how a caller learns the port.
   process.stdout.write(`slaw listening on ${address}\n`)
+  if (config.console) process.stdout.write(`slaw console at ${address}/ (sign in with an Operator key)\n`)
   // A promise nobody awaited (a driver's internal bookkeeping after a dropped connection, say)
   // must not take down a server whose every request is its own transaction: log it, keep serving.
   process.on('unhandledRejection', (err) => instance.log.error({ err }, 'unhandled promise rejection; still serving'))

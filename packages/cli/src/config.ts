@@ -19,6 +19,10 @@ export interface StartConfig {
   metricsPort: number | undefined
   /** SVC_METRICS_HOST, default 127.0.0.1. */
   metricsHost: string
+  /** SVC_CONSOLE (default on; `off` or `0`): serve the operator console at `/` (@slaw/console). */
+  console: boolean
+  /** SVC_CONSOLE_SESSION_HOURS: how long a console sign-in lasts; unset: 12 h. */
+  consoleSessionHours: number | undefined
   tower:
     | {
         url: string
@@ -91,6 +95,8 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
     metricsPort: env.SVC_METRICS_PORT ? int('SVC_METRICS_PORT', env.SVC_METRICS_PORT, 0, 0, 65535) : undefined,
     metricsHost: env.SVC_METRICS_HOST || '127.0.0.1',
+    console: consoleSwitch(env.SVC_CONSOLE),
+    consoleSessionHours: consoleSessionHours(env.SVC_CONSOLE_SESSION_HOURS),
     tower: towerUrl
       ? {
           url: towerUrl,
@@ -103,6 +109,20 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
         }
       : undefined,
   }
+}
+
+function consoleSwitch(raw: string | undefined): boolean {
+  const value = raw?.trim().toLowerCase() ?? ''
+  if (value === '' || value === 'on' || value === '1' || value === 'true') return true
+  if (value === 'off' || value === '0' || value === 'false') return false
+  throw new ConfigError(`SVC_CONSOLE must be on or off (got "${raw}")`)
+}
+
+function consoleSessionHours(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined
+  const n = Number(raw)
+  if (!Number.isFinite(n) || n <= 0 || n > 720) throw new ConfigError(`SVC_CONSOLE_SESSION_HOURS must be a number of hours above 0 and at most 720 (got "${raw}")`)
+  return n
 }
 
 function authFailureLimit(env: Record<string, string | undefined>): StartConfig['authFailureLimit'] {

@@ -29,12 +29,14 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
       // Vault, AWS and GCP secret providers, those of them that are installed.
       installedSecretProviders(),
       config.redisUrl ? import('@slaw/lock-redis') : undefined,
+      // The operator console (SVC_CONSOLE=off: not even loaded).
+      config.console ? import('@slaw/console') : undefined,
     ])
   } catch (err) {
     await opening.then((storage) => storage.close()).catch(() => undefined)
     throw err
   }
-  const [core, { httpAdapter, processAdapter }, { claudeAdapter }, { codexAdapter }, { towerClient }, secretProviders, lockRedis] = loaded
+  const [core, { httpAdapter, processAdapter }, { claudeAdapter }, { codexAdapter }, { towerClient }, secretProviders, lockRedis, consoleApp] = loaded
   const storage = await opening
   const locks = config.redisUrl && lockRedis ? lockRedis.redisLocks({ url: config.redisUrl }) : undefined
   // The http adapter's warnings (a wake over plain http to another host) go to the instance's log.
@@ -57,6 +59,7 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     // Skill imports from disk read only inside this folder; unset: they are off.
     ...(process.env.SVC_SKILLS_DIR ? { skillsDir: process.env.SVC_SKILLS_DIR } : {}),
     authFailureLimit: config.authFailureLimit,
+    ...(config.consoleSessionHours !== undefined ? { consoleSessionHours: config.consoleSessionHours } : {}),
     ...(process.env.SVC_PUBLIC_URL ? { publicUrl: process.env.SVC_PUBLIC_URL } : {}),
     ...(config.operatorKey ? { operatorKey: config.operatorKey } : {}),
     onOperatorKeyCreated: (token) => {
@@ -82,6 +85,8 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     throw new StartError(startFailure(err, config, core), { cause: err })
   }
   try {
+    // The console at `/` (docs/console.md); its API (sign-in sessions) is part of every instance.
+    if (consoleApp) await instance.app.register(consoleApp.consolePlugin())
     const address = await instance.listen({ port: config.port, host: config.host })
     return { instance, address }
   } catch (err) {
