@@ -11,6 +11,9 @@ Commands:
   tower                                          run the reference control tower (@slaw/tower; PORT default 3200,
                                                  DATABASE_URL or SVC_TOWER_DATA_DIR, SVC_TOWER_ADMIN_KEY,
                                                  SVC_TOWER_ENROLLMENT_SECRET)
+  status [--url URL] [--key KEY] [--runs N]      an instance's health, each squad's agents, issues, approvals,
+                                                 month spend and runs in flight (exit 1 when not healthy)
+  runs tail [--squad ID] [--url URL] [--key KEY]  follow a squad's runs live: queued, started, output, finished
   secrets rotate-master-key --from-env OLD --to-env NEW
                                                  re-encrypt local secrets and HMAC trigger secrets under a
                                                  new master key (see docs/secrets.md)
@@ -21,6 +24,7 @@ SVC_MASTER_KEY, SVC_TOWER_URL, SVC_TOWER_MODE, SVC_INSTANCE_ID, SVC_TOWER_HEARTB
 SVC_TOWER_ENROLLMENT_SECRET, SVC_METRICS_PORT, SVC_METRICS_HOST, SVC_AUTH_FAILURE_LIMIT, SVC_AUTH_FAILURE_WINDOW_SEC,
 SVC_HTTP_EGRESS_LOOPBACK, SVC_HTTP_EGRESS_PRIVATE, SVC_HTTP_EGRESS_LINK_LOCAL, SVC_CONSOLE, SVC_CONSOLE_SESSION_HOURS,
 LOG_LEVEL. See docs/configuration.md.
+`slaw status` and `slaw runs tail` read SVC_URL (default http://127.0.0.1:$PORT) and SVC_OPERATOR_KEY.
 `
 
 /** Runs a command; resolves to an exit code, or undefined while a server keeps the process alive. */
@@ -33,6 +37,14 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
       return tower(rest)
     case 'secrets':
       return secrets(rest)
+    case 'status':
+      return inspect('status', () => import('./status.js').then((m) => m.status(rest)))
+    case 'runs':
+      if (rest[0] !== 'tail') {
+        process.stderr.write(`slaw runs: the subcommand is "tail"\n\n${usage}`)
+        return 2
+      }
+      return inspect('runs tail', () => import('./status.js').then((m) => m.runsTail(rest.slice(1))))
     case undefined:
     case 'help':
     case '--help':
@@ -129,4 +141,15 @@ async function tower(argv: string[]): Promise<number | undefined> {
   process.stderr.write(`slaw tower: serving ingest v1 at ${started.address}/api/ingest/v1\n`)
   onStopSignal(() => started.close())
   return undefined
+}
+
+/** Runs `slaw status` or `slaw runs tail`: usage errors exit 2, an unreachable instance 1. */
+async function inspect(name: string, run: () => Promise<number>): Promise<number> {
+  try {
+    return await run()
+  } catch (err) {
+    const usageError = err instanceof Error && (err.name === 'UsageError' || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
+    process.stderr.write(`slaw ${name}: ${err instanceof Error ? err.message : String(err)}\n`)
+    return usageError ? 2 : 1
+  }
 }

@@ -1,5 +1,7 @@
 import t from 'tap'
+import type { AdapterWakeResult } from '@slaw/core'
 import { eachBackend } from './helpers/instance.js'
+import { runHarness } from './helpers/runs.js'
 
 function lastUtcDays(n: number): string[] {
   const now = new Date()
@@ -127,3 +129,37 @@ eachBackend(t, 'activity writes: Operator only, sensitive values redacted on wri
   t.equal(entry.action, 'approval.approved')
   t.equal(entry.details.decisionNote, 'use key [REDACTED] for it')
 })
+
+const harness = runHarness()
+
+eachBackend(
+  t,
+  'dashboard: agent states come from runs (a run in flight is running, a last run that failed is error)',
+  async (t, api) => {
+    harness.reset()
+    const s = await harness.squadWithAgent(api)
+    const agents = async () => (await api.call('GET', `/api/squads/${s.squadId}/dashboard`)).body.agents
+    t.same(await agents(), { active: 1, running: 0, paused: 0, error: 0 }, 'never run: active')
+
+    let finish!: (r: AdapterWakeResult) => void
+    harness.adapter.next = () => new Promise((resolve) => (finish = resolve))
+    await api.call('POST', `/api/agents/${s.agentId}/wake`, {})
+    const draining = harness.drain(api)
+    await new Promise<void>((resolve) => {
+      const check = () => (finish ? resolve() : setTimeout(check, 5))
+      check()
+    })
+    t.same(await agents(), { active: 0, running: 1, paused: 0, error: 0 }, 'a run in flight: running')
+    finish({ status: 'failed', exitCode: 3, error: 'exited 3' })
+    await draining
+
+    t.same(await agents(), { active: 0, running: 0, paused: 0, error: 1 }, 'the last run failed: error')
+    harness.adapter.next = async () => ({ status: 'succeeded', exitCode: 0 })
+    await api.call('POST', `/api/agents/${s.agentId}/wake`, {})
+    await harness.drain(api)
+    t.same(await agents(), { active: 1, running: 0, paused: 0, error: 0 }, 'a later run succeeded: active again')
+    await api.call('POST', `/api/agents/${s.agentId}/pause`, {})
+    t.same(await agents(), { active: 0, running: 0, paused: 1, error: 0 }, 'paused wins over the runs')
+  },
+  harness.manual,
+)

@@ -17,8 +17,18 @@ export class PgDashboardRepository implements DashboardRepository {
       select
         (select coalesce(json_agg(json_build_array(status, n)), '[]')
            from (select status, sum(n)::int8 as n from issue_status_counts where squad_id = ${squadId} group by status) c) as "issueCounts",
-        (select coalesce(json_agg(json_build_array(status, n)), '[]')
-           from (select status, count(*) as n from agents where squad_id = ${squadId} group by status) c) as "agentCounts",
+        (select coalesce(json_agg(json_build_array(state, n)), '[]')
+           from (select state, count(*) as n from (
+             -- Operational states come from runs: a run in flight makes an active agent running,
+             -- a last finished run that failed or timed out makes it error (docs/governance.md).
+             select case
+                      when a.status not in ('active', 'idle') then a.status
+                      when exists (select 1 from heartbeat_runs r where r.squad_id = a.squad_id and r.agent_id = a.id and r.status = 'running') then 'running'
+                      when (select r.status from heartbeat_runs r
+                             where r.squad_id = a.squad_id and r.agent_id = a.id and r.status not in ('queued', 'running')
+                             order by r.id desc limit 1) in ('failed', 'timed_out') then 'error'
+                      else a.status end as state
+               from agents a where a.squad_id = ${squadId}) s group by state) c) as "agentCounts",
         (select count(*) from agents where squad_id = ${squadId} and status = 'paused' and pause_reason = 'budget') as "budgetPausedAgents",
         (select count(*) from projects where squad_id = ${squadId} and pause_reason = 'budget') as "budgetPausedProjects",
         (select count(*) from approvals where squad_id = ${squadId} and status = 'pending') as "pendingApprovals",
