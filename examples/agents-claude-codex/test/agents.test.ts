@@ -5,13 +5,13 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runSquad, startSquad } from '../src/main.js'
 
-// The example, run with the stand-in CLIs of the adapter packages first on PATH (they replay
-// recorded event streams): no real CLI, login or network needed.
-const standIns = ['../../../packages/adapter-claude/test/fixtures', '../../../packages/adapter-codex/test/fixtures'].map((p) => fileURLToPath(new URL(p, import.meta.url)))
+// The example, run with stand-in CLIs first on PATH (test/stand-ins: they print the event streams of
+// a successful run, shaped like the real CLIs'): no real CLI, login or network needed.
+const standIns = fileURLToPath(new URL('./stand-ins', import.meta.url))
 
 t.test('the squad of a Claude agent and a Codex agent runs both CLIs and records their runs', async (t) => {
   const saved = process.env.PATH
-  process.env.PATH = [...standIns, saved].join(':')
+  process.env.PATH = [standIns, saved].join(':')
   t.teardown(() => {
     process.env.PATH = saved
   })

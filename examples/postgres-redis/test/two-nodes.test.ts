@@ -2,7 +2,7 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import type { SlawInstance } from '@slaw/core'
 import { createNode } from '../src/main.js'
-import { freshDatabase, testDatabaseUrl, testRedisUrl } from '../../../packages/core/test/helpers/backends.js'
+import { freshDatabase, testDatabaseUrl, testRedisUrl } from './databases.js'
 
 const key = 'slaw_op_two_nodes_operator_key'
 const masterKey = randomBytes(32).toString('base64')
