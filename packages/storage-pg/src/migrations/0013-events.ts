@@ -18,7 +18,7 @@ export const statements = [
   `create index activity_squad_feed on activity (squad_id, txid, id) where txid is not null`,
   // Live output of runs, in throttled chunks: the run.output events of the feed, and the tail the
   // output route answers while a run is still going. A run keeps its last 64 KiB or so; the rows go
-  // with the run.
+  // with the output retention (like the output tail), or with the run.
   `create table heartbeat_run_output (
     id bigserial primary key,
     run_id uuid not null references heartbeat_runs (id) on delete cascade,
@@ -34,6 +34,8 @@ export const statements = [
   `create index heartbeat_run_output_run on heartbeat_run_output (run_id, id)`,
   `create index heartbeat_run_output_feed on heartbeat_run_output (txid, id)`,
   `create index heartbeat_run_output_squad_feed on heartbeat_run_output (squad_id, txid, id)`,
+  // Output retention (the run engine's retention job) deletes by age.
+  `create index heartbeat_run_output_created on heartbeat_run_output (created_at)`,
 ]
 
 export async function up(db: Kysely<unknown>): Promise<void> {

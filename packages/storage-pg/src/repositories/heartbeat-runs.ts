@@ -191,6 +191,9 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
   async purge(runsBefore: Date, outputBefore: Date, limit: number): Promise<{ runs: number; outputs: number }> {
     const o = await sql`update heartbeat_runs set output_tail = null where id in (
         select id from heartbeat_runs where finished_at < ${outputBefore} and output_tail is not null limit ${limit})`.execute(this.db())
+    // The live output chunks (migration 0013) go with the output tail.
+    const c = await sql`delete from heartbeat_run_output where id in (
+        select id from heartbeat_run_output where created_at < ${outputBefore} limit ${limit})`.execute(this.db())
     const r = await sql`delete from heartbeat_runs where id in (
         select id from heartbeat_runs where finished_at < ${runsBefore} limit ${limit})`.execute(this.db())
     // Fold the run-activity deltas of past days into one row per squad, day and status; drop days
@@ -200,6 +203,6 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
       select squad_id, day, status, sum(runs)::int from gone
        where day >= (${runsBefore}::timestamptz at time zone 'UTC')::date
        group by squad_id, day, status having sum(runs) <> 0`.execute(this.db())
-    return { runs: Number(r.numAffectedRows ?? 0), outputs: Number(o.numAffectedRows ?? 0) }
+    return { runs: Number(r.numAffectedRows ?? 0), outputs: Math.max(Number(o.numAffectedRows ?? 0), Number(c.numAffectedRows ?? 0)) }
   }
 }
