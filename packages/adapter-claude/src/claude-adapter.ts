@@ -124,6 +124,8 @@ export function claudeAdapter(options: ClaudeAdapterOptions = {}): AgentAdapter 
         cwd: typeof config.cwd === 'string' ? config.cwd : undefined,
         inherit,
         env: {},
+        bindings: config.env,
+        apiKeyNames: ['ANTHROPIC_API_KEY'],
         authArgs: ['auth', 'status', '--json'],
         loggedIn: (stdout) => {
           try {

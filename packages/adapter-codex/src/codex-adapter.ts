@@ -155,6 +155,8 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
         cwd: typeof config.cwd === 'string' ? config.cwd : undefined,
         inherit,
         env: {},
+        bindings: config.env,
+        apiKeyNames: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
         authArgs: ['login', 'status'],
         // `codex login status` exits 0 and says "Logged in using …" when logged in; 1 and "Not logged in" otherwise.
         loggedIn: (stdout, stderr, exitCode) => exitCode === 0 && !/not logged in/i.test(stdout + stderr),

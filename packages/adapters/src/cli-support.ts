@@ -90,6 +90,23 @@ export interface CliEnvironmentCheck {
   authArgs: string[]
   loggedIn(stdout: string, stderr: string, exitCode: number | null): boolean
   loginHint: string
+  /** Variables that log the CLI in by themselves (e.g. ANTHROPIC_API_KEY): bound in the agent's env, a failed login check is only a warning. */
+  apiKeyNames?: string[]
+  /** The agent's `env` bindings: plain values join the check's environment; secrets are not resolved for a check. */
+  bindings?: unknown
+}
+
+/** The plain values of an agent's `env` bindings (strings and `{type: 'plain'}`); secret references are left out. */
+export function plainBindings(bindings: unknown): { plain: Record<string, string>; names: string[] } {
+  const plain: Record<string, string> = {}
+  const names: string[] = []
+  if (!isRecord(bindings)) return { plain, names }
+  for (const [name, b] of Object.entries(bindings)) {
+    names.push(name)
+    if (typeof b === 'string') plain[name] = b
+    else if (isRecord(b) && b.type === 'plain' && typeof b.value === 'string') plain[name] = b.value
+  }
+  return { plain, names }
 }
 
 /**
@@ -98,7 +115,8 @@ export interface CliEnvironmentCheck {
  */
 export async function checkCliEnvironment(o: CliEnvironmentCheck): Promise<AdapterEnvironmentReport> {
   const checks: AdapterEnvironmentCheck[] = []
-  const env = childEnv(o.inherit, o.env)
+  const bound = plainBindings(o.bindings)
+  const env = childEnv(o.inherit, { ...bound.plain, ...o.env })
   const cwdProblem = o.cwd === undefined ? 'no cwd is configured' : await missingCwd(o.cwd)
   checks.push(cwdProblem ? { name: 'cwd', status: 'fail', message: cwdProblem } : { name: 'cwd', status: 'ok', message: `${o.cwd} exists` })
   const cwd = cwdProblem ? undefined : o.cwd
@@ -117,6 +135,10 @@ export async function checkCliEnvironment(o: CliEnvironmentCheck): Promise<Adapt
   checks.push({ name: 'version', status: 'ok', message: firstLine(version.stdoutEnd) || 'unknown' })
   const auth = await run(o.authArgs)
   const loggedIn = auth.ended === 'exited' && o.loggedIn(auth.stdoutEnd, auth.stderrEnd, auth.exitCode)
-  checks.push(loggedIn ? { name: 'login', status: 'ok', message: 'logged in' } : { name: 'login', status: 'fail', message: `not logged in: ${o.loginHint}` })
+  const keyBound = (o.apiKeyNames ?? []).find((name) => bound.names.includes(name))
+  if (loggedIn) checks.push({ name: 'login', status: 'ok', message: 'logged in' })
+  // A secret API key in the agent's env logs the CLI in at run time; the check does not resolve secrets.
+  else if (keyBound) checks.push({ name: 'login', status: 'warn', message: `the CLI has no login of its own; the agent's env binds ${keyBound}, which runs use` })
+  else checks.push({ name: 'login', status: 'fail', message: `not logged in: ${o.loginHint}` })
   return { ok: checks.every((c) => c.status !== 'fail'), checks }
 }
