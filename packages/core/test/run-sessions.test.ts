@@ -67,6 +67,17 @@ eachBackend(
     t.equal((await api.call('POST', `/api/agents/${agent.id}/runtime-state/reset-session`)).status, 200)
     t.same(await sessions(), {}, 'reset-session clears every saved session')
 
+    // A reset while a run is running wins over the session that run hands back.
+    let release!: (r: AdapterWakeResult) => void
+    const inFlight = cli.woken()
+    cli.next = () => new Promise((resolve) => (release = resolve))
+    const late = await wake()
+    await inFlight
+    t.equal((await api.call('POST', `/api/agents/${agent.id}/runtime-state/reset-session`)).status, 200)
+    release({ status: 'succeeded', session: { id: 'sess-late', key: '' } })
+    t.equal((await finished(api.call, late.id)).status, 'succeeded')
+    t.same(await sessions(), {}, 'the session of a run that started before the reset is not saved')
+
     // Usage reported by the agent with an unknown cost stays unknown.
     cli.next = async () => ({ status: 'succeeded', usage: [{ model: 'x-1', inputTokens: 10, outputTokens: 5, costCents: null }, { model: 'y-1', inputTokens: 1, outputTokens: 1, costCents: 3, costStatus: 'reported' }] })
     const mixed = await finished(api.call, (await wake()).id)

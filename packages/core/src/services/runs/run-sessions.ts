@@ -65,9 +65,17 @@ export async function settleSession(tx: StorageSession, run: HeartbeatRun, sessi
     if (!sessions[scope.key] || (resumedId !== null && sessions[scope.key]!.sessionId !== resumedId)) return
     delete sessions[scope.key]
   } else {
+    // A reset-session while the run was running wins: its session is not saved behind the reset.
+    if (run.startedAt && (await resetSince(tx, run, run.startedAt))) return
     sessions[scope.key] = { sessionId: session.id, adapterType: scope.adapterType, cwd: scope.cwd, model: scope.model, runId: run.id, savedAt: now.toISOString() }
   }
   await tx.agents.update(agent.id, { runtimeState: { ...agent.runtimeState, sessions } })
+}
+
+/** Whether the agent's sessions were reset (activity `agent.session_reset`) at or after `since`. */
+async function resetSince(tx: StorageSession, run: HeartbeatRun, since: Date): Promise<boolean> {
+  const recent = await tx.activity.list({ squadId: run.squadId, entityType: 'agent', entityId: run.agentId, limit: 50 })
+  return recent.some((a) => a.action === 'agent.session_reset' && a.createdAt.getTime() >= since.getTime())
 }
 
 /** What a wake is about, for adapters that write the agent's prompt: its issue, the comment that woke it, the agent's prompt. */
