@@ -20,7 +20,7 @@ export type ApiErrorBody = Schemas['ErrorBody']
 
 export interface EventsOptions {
   /** Event types or `area.*` patterns, e.g. `['issue.*', 'run.finished']`; default all. */
-  types?: string[]
+  types?: Array<SquadEventType | `${'issue' | 'approval' | 'run' | 'cost' | 'agent' | 'budget' | 'routine'}.*`>
   /** Only events of this issue. */
   issueId?: string
   /** Only events of this agent. */

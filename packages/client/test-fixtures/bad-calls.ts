@@ -14,6 +14,7 @@ export async function bad(squadId: string) {
   const wrong: number = got.data!.issue.title // error
   const code: number = got.error!.code // error
   await client.checkout('issue', { agent: 'x' }) // error
+  for await (const e of client.events('squad', { types: ['issue.creatd'] })) void e // error
   void wrong
   void code
 }

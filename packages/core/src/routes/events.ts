@@ -35,7 +35,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ hub: EventHub; storage: St
     },
   } as const
 
-  app.get('/api/squads/:squadId/events', { schema: streamSquadEvents as never }, async (req, reply) => {
+  // No HEAD twin: a HEAD would hold a stream open with nothing to send.
+  app.get('/api/squads/:squadId/events', { schema: streamSquadEvents as never, exposeHeadRoute: false }, async (req, reply) => {
     const params = req.params as { squadId: string }
     const query = req.query as { types?: string; issueId?: string; agentId?: string; lastEventId?: string }
     const squad = await squads.visible(storage, req.actor, params.squadId)
