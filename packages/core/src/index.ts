@@ -30,6 +30,7 @@ export type { JobHandler, JobRunner, JobRunnerOptions } from './services/runs/jo
 export { redact } from './services/foundation/redact.js'
 export { MasterKey } from './services/secrets/master-key.js'
 export { uuidv7, isUuid, hashToken } from './services/foundation/ids.js'
+export { clearSessionCookie, readCookie, sameOriginOrSafe, sessionCookie } from './http/console-cookie.js'
 export { skillContentHash } from './services/fleet/skill-content.js'
 export { slawVersion } from './version.js'
 // Outbox payloads in the ingest wire shape, shared with the tower client's full resync.

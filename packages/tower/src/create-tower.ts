@@ -13,6 +13,8 @@ import { ingestRoutes } from './routes/ingest.js'
 import { createLive, liveRoutes, type TowerLive } from './routes/live.js'
 import type { AutoApproveRuleInput } from './services/auto-approve.js'
 import { createServices, type TowerServices } from './services/index.js'
+import { consoleSessions } from './services/console-sessions.js'
+import { fleetPageRoutes } from './routes/fleet-page.js'
 import './http/types.js'
 
 export interface TowerOptions {
@@ -41,6 +43,8 @@ export interface TowerOptions {
   pollIntervalSec?: number | undefined
   /** Largest request body, inflated. Default 32 MiB. */
   maxBodyBytes?: number | undefined
+  /** How long a fleet page sign-in lasts, in hours (above 0, at most 720). Default 12. */
+  consoleSessionHours?: number | undefined
 }
 
 export interface TowerListenOptions {
@@ -94,6 +98,7 @@ export async function createTower(options: TowerOptions): Promise<Tower> {
   const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: options.dataDir })
   const services = createServices(database.db, { enrollmentSecret: options.enrollmentSecret, autoApprove, now: options.now })
   const live = createLive()
+  const sessions = consoleSessions(database.db, { adminKey: options.adminKey, hours: options.consoleSessionHours, now: options.now })
 
   const logger = options.logger ?? false
   const app = Fastify({
@@ -142,7 +147,9 @@ export async function createTower(options: TowerOptions): Promise<Tower> {
       { prefix: INGEST_BASE_PATH },
     )
     await app.register(liveRoutes({ services, live, rateLimit: limits?.enroll ?? null }), { prefix: INGEST_BASE_PATH })
-    await app.register(adminRoutes({ services, adminKey: options.adminKey }), { prefix: '/api/admin' })
+    await app.register(adminRoutes({ services, adminKey: options.adminKey, sessions }), { prefix: '/api/admin' })
+    // The fleet page at `/` and its sign-in (docs/tower.md, Fleet page).
+    await app.register(fleetPageRoutes({ services, sessions, db: database.db }))
     await app.ready()
   } catch (err) {
     await app.close().catch(() => undefined)

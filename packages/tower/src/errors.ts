@@ -8,6 +8,7 @@ import { INGEST_ERRORS } from '@slaw/core/ingest'
 export const towerErrors = {
   ...INGEST_ERRORS,
   not_found: errorCodes.not_found,
+  forbidden: errorCodes.forbidden,
   invalid_state: errorCodes.invalid_state,
   internal_error: errorCodes.internal_error,
 } as const satisfies Record<string, { status: number; message: string }>

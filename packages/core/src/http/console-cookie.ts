@@ -17,13 +17,13 @@ export function readCookie(header: string | undefined, name: string): string | u
 }
 
 /** `Set-Cookie` for a session token that lives `maxAgeSec`; `Secure` when the request came over https. */
-export function sessionCookie(request: FastifyRequest, token: string, maxAgeSec: number): string {
-  return `${sessionCookieName}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.max(0, Math.floor(maxAgeSec))}${request.protocol === 'https' ? '; Secure' : ''}`
+export function sessionCookie(request: FastifyRequest, token: string, maxAgeSec: number, name = sessionCookieName): string {
+  return `${name}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.max(0, Math.floor(maxAgeSec))}${request.protocol === 'https' ? '; Secure' : ''}`
 }
 
 /** `Set-Cookie` that makes the browser drop the session cookie. */
-export function clearSessionCookie(request: FastifyRequest): string {
-  return sessionCookie(request, '', 0)
+export function clearSessionCookie(request: FastifyRequest, name = sessionCookieName): string {
+  return sessionCookie(request, '', 0, name)
 }
 
 const mutating = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])

@@ -118,6 +118,12 @@ export interface AutoApproveRulesTable {
   created_at: CreatedAt
 }
 
+export interface ConsoleSessionsTable {
+  token_hash: string
+  created_at: CreatedAt
+  expires_at: Date
+}
+
 export interface TowerDatabase {
   tower_instances: InstancesTable
   tower_enrollments: EnrollmentsTable
@@ -128,4 +134,5 @@ export interface TowerDatabase {
   tower_skills: SkillsTable
   tower_catalog: CatalogTable
   tower_auto_approve_rules: AutoApproveRulesTable
+  tower_console_sessions: ConsoleSessionsTable
 }
