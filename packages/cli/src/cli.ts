@@ -24,7 +24,7 @@ SVC_MASTER_KEY, SVC_TOWER_URL, SVC_TOWER_MODE, SVC_INSTANCE_ID, SVC_TOWER_HEARTB
 SVC_TOWER_ENROLLMENT_SECRET, SVC_METRICS_PORT, SVC_METRICS_HOST, SVC_AUTH_FAILURE_LIMIT, SVC_AUTH_FAILURE_WINDOW_SEC,
 SVC_HTTP_EGRESS_LOOPBACK, SVC_HTTP_EGRESS_PRIVATE, SVC_HTTP_EGRESS_LINK_LOCAL, SVC_CONSOLE, SVC_CONSOLE_SESSION_HOURS,
 LOG_LEVEL. See docs/configuration.md.
-`slaw status` and `slaw runs tail` read SVC_URL (default http://127.0.0.1:$PORT) and SVC_OPERATOR_KEY.
+slaw status and slaw runs tail read SVC_URL (default http://127.0.0.1:$PORT) and SVC_OPERATOR_KEY.
 `
 
 /** Runs a command; resolves to an exit code, or undefined while a server keeps the process alive. */

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createInstance } from '@slaw/core'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { processAdapter } from '@slaw/adapters'
@@ -22,7 +22,7 @@ async function until(what: string, check: () => boolean, ms = 20_000): Promise<v
   }
 }
 
-async function instanceWithAgent(t: Tap.Test, script: string) {
+async function instanceWithAgent(t: Test, script: string) {
   const instance = await createInstance({ storage: await pgliteStorage({ dataDir: 'memory://' }), operatorKey: key, adapters: [processAdapter()], logger: false })
   t.teardown(() => instance.close())
   const url = await instance.listen({ port: 0, host: '127.0.0.1' })
