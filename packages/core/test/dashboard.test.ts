@@ -141,7 +141,7 @@ eachBackend(
     const agents = async () => (await api.call('GET', `/api/squads/${s.squadId}/dashboard`)).body.agents
     t.same(await agents(), { active: 1, running: 0, paused: 0, error: 0 }, 'never run: active')
 
-    let finish!: (r: AdapterWakeResult) => void
+    let finish: ((r: AdapterWakeResult) => void) | undefined
     harness.adapter.next = () => new Promise((resolve) => (finish = resolve))
     await api.call('POST', `/api/agents/${s.agentId}/wake`, {})
     const draining = harness.drain(api)
@@ -150,7 +150,7 @@ eachBackend(
       check()
     })
     t.same(await agents(), { active: 0, running: 1, paused: 0, error: 0 }, 'a run in flight: running')
-    finish({ status: 'failed', exitCode: 3, error: 'exited 3' })
+    finish!({ status: 'failed', exitCode: 3, error: 'exited 3' })
     await draining
 
     t.same(await agents(), { active: 0, running: 0, paused: 0, error: 1 }, 'the last run failed: error')
