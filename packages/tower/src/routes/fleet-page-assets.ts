@@ -4,7 +4,6 @@
  * allows nothing but this origin and no inline script or style.
  */
 export const fleetCss = `:root{color-scheme:dark;--bg:#0f1115;--panel:#181b22;--line:#2a2f3a;--text:#e6e8ee;--muted:#a3aab8;--ok:#4ade80;--off:#f87171;--accent:#60a5fa;--danger:#fca5a5}
-@media (prefers-color-scheme:light){:root.auto{color-scheme:light}}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--text);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 header{display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;justify-content:space-between;padding:1rem;border-bottom:1px solid var(--line)}

@@ -43,6 +43,7 @@ function page(title: string, body: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(title)}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/fleet.css">
 <script src="/fleet.js" defer></script>
 </head>
@@ -207,7 +208,9 @@ export function fleetPageRoutes(opts: FleetPageOptions) {
         list.push({ name: String(data.name ?? ''), status: String(data.status ?? '') })
         squads.set(row.instance_pk, list)
       }
-      return reply.headers(pageHeaders).send(fleetPage(instances.items, squads, pending.items, new Date()))
+      // An identity whose first enrollment waits is shown under pending enrollments only.
+      const known = instances.items.filter((i) => i.state !== 'pending')
+      return reply.headers(pageHeaders).send(fleetPage(known, squads, pending.items, new Date()))
     })
   }
 }
