@@ -65,9 +65,20 @@ export class PgEventFeed implements EventFeed {
       return row?.createdAt
     }
     if (source === 1 && /^\d{1,19}$/.test(key)) {
-      const { rows: [row] } = await sql<{ createdAt: Date }>`
-        select created_at as "createdAt" from heartbeat_run_output where id = ${key}::bigint and txid = ${txid}::bigint`.execute(this.db())
-      return row?.createdAt
+      // A run keeps only the tail of its output, so the chunk itself may be gone while the place in
+      // the feed is still good: then the nearest event before it (or else after it) dates that place.
+      const { rows: [row] } = await sql<{ createdAt: Date | null }>`
+        with h as (select ${visibilityHorizon()} as horizon)
+        select case when ${txid}::bigint >= (select horizon from h) then null else coalesce(
+                 (select created_at from heartbeat_run_output where id = ${key}::bigint and txid = ${txid}::bigint),
+                 greatest(
+                   (select created_at from heartbeat_run_output where txid <= ${txid}::bigint order by txid desc, id desc limit 1),
+                   (select created_at from activity where txid is not null and txid <= ${txid}::bigint order by txid desc, id desc limit 1)),
+                 least(
+                   (select created_at from heartbeat_run_output where txid > ${txid}::bigint order by txid, id limit 1),
+                   (select created_at from activity where txid is not null and txid > ${txid}::bigint order by txid, id limit 1)))
+               end as "createdAt"`.execute(this.db())
+      return row?.createdAt ?? undefined
     }
     return undefined
   }
