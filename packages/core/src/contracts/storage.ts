@@ -206,6 +206,12 @@ export interface AgentRepository {
   /** The agent's webhook signing secret as stored (a MasterKey envelope), or null. */
   webhookSecret(id: string): Promise<string | null>
   setWebhookSecret(id: string, envelope: string | null): Promise<void>
+  /**
+   * Sets one saved CLI session in the agent's runtime state (`runtimeState.sessions[key]`), or with
+   * null removes it (only while its `sessionId` is `onlyIfSessionId`, when given), in one atomic
+   * step. Optional: without it the run engine rewrites the whole runtime state.
+   */
+  setSession?(id: string, key: string, session: Record<string, unknown> | null, onlyIfSessionId?: string): Promise<void>
   /** Agents of the squad whose name matches one of `names` case-insensitively (comment mentions). */
   findByNames(squadId: string, names: string[]): Promise<Agent[]>
 }

@@ -445,6 +445,15 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal(ended!.retryNotBefore?.getTime(), retryAt.getTime())
     const third = await startWith(await queue(), 'sess-1')
     t.equal(third.sessionId, 'sess-1', 'once the holder ended, the session is free again')
+    if (s.agents.setSession) {
+      const sessions = async () => ((await s.agents.get(ag.id))!.runtimeState.sessions ?? {}) as Record<string, { sessionId: string }>
+      await Promise.all([s.agents.setSession(ag.id, 'k1', { sessionId: 's1' }), s.agents.setSession(ag.id, 'k2', { sessionId: 's2' })])
+      t.same(await sessions(), { k1: { sessionId: 's1' }, k2: { sessionId: 's2' } }, 'setSession: concurrent keys both land')
+      await s.agents.setSession(ag.id, 'k1', null, 'other')
+      t.same(Object.keys(await sessions()), ['k1', 'k2'], 'a removal for another session id leaves it')
+      await s.agents.setSession(ag.id, 'k1', null, 's1')
+      t.same(await sessions(), { k2: { sessionId: 's2' } }, 'removed when it is still the one named')
+    }
   })
 
   kit('run output: chunks kept per run, read after an id, and in the event feed as run.output', async (t, s) => {

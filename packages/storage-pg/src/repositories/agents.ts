@@ -82,6 +82,21 @@ export class PgAgentRepository implements AgentRepository {
     return row && toAgent(row)
   }
 
+  async setSession(id: string, key: string, session: Record<string, unknown> | null, onlyIfSessionId?: string): Promise<void> {
+    // One statement on the agent's row: concurrent writers of different keys both land (each
+    // re-reads the row it waited for), and a reset-session in between is never overwritten wholesale.
+    if (session === null) {
+      await sql`update agents set runtime_state = runtime_state #- array['sessions', ${key}]::text[], updated_at = now()
+                 where id = ${id} and runtime_state -> 'sessions' ? ${key}
+                   ${onlyIfSessionId !== undefined ? sql`and runtime_state -> 'sessions' -> ${key} ->> 'sessionId' = ${onlyIfSessionId}` : sql``}`.execute(this.db())
+      return
+    }
+    await sql`update agents set runtime_state = coalesce(runtime_state, '{}'::jsonb)
+                 || jsonb_build_object('sessions', coalesce(runtime_state -> 'sessions', '{}'::jsonb) || jsonb_build_object(${key}::text, ${json(session)})),
+               updated_at = now()
+               where id = ${id}`.execute(this.db())
+  }
+
   async setStatusForSquad(squadId: string, status: Agent['status'], pauseReason: string | null): Promise<number> {
     const r = await this.db()
       .updateTable('agents')

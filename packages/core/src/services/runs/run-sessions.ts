@@ -59,17 +59,20 @@ export async function settleSession(tx: StorageSession, run: HeartbeatRun, sessi
   const agent = await tx.agents.get(run.agentId)
   if (!agent) return
   const scope = sessionScope(agent)
-  const sessions = { ...sessionsOf(agent) }
   if (session === null) {
     // Forget only the session this run was told to resume: a newer one saved meanwhile stays.
+    if (tx.agents.setSession) return tx.agents.setSession(agent.id, scope.key, null, resumedId ?? undefined)
+    const sessions = { ...sessionsOf(agent) }
     if (!sessions[scope.key] || (resumedId !== null && sessions[scope.key]!.sessionId !== resumedId)) return
     delete sessions[scope.key]
-  } else {
-    // A reset-session while the run was running wins: its session is not saved behind the reset.
-    if (run.startedAt && (await resetSince(tx, run, run.startedAt))) return
-    sessions[scope.key] = { sessionId: session.id, adapterType: scope.adapterType, cwd: scope.cwd, model: scope.model, runId: run.id, savedAt: now.toISOString() }
+    await tx.agents.update(agent.id, { runtimeState: { ...agent.runtimeState, sessions } })
+    return
   }
-  await tx.agents.update(agent.id, { runtimeState: { ...agent.runtimeState, sessions } })
+  // A reset-session while the run was running wins: its session is not saved behind the reset.
+  if (run.startedAt && (await resetSince(tx, run, run.startedAt))) return
+  const saved: SavedSession = { sessionId: session.id, adapterType: scope.adapterType, cwd: scope.cwd, model: scope.model, runId: run.id, savedAt: now.toISOString() }
+  if (tx.agents.setSession) return tx.agents.setSession(agent.id, scope.key, { ...saved })
+  await tx.agents.update(agent.id, { runtimeState: { ...agent.runtimeState, sessions: { ...sessionsOf(agent), [scope.key]: saved } } })
 }
 
 /** Whether the agent's sessions were reset (activity `agent.session_reset`) at or after `since`. */
