@@ -44,6 +44,8 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
   const instanceOptions: InstanceOptions = {
     storage,
     ...(locks ? { locks } : {}),
+    // With Redis, Redis pub/sub wakes the other nodes' live event streams (else PostgreSQL NOTIFY).
+    ...(config.redisUrl && lockRedis ? { eventBroker: lockRedis.redisEventBroker({ url: config.redisUrl }) } : {}),
     // claude_local and codex_local run the Claude Code and Codex CLIs found on PATH (docs/adapters.md).
     adapters: [processAdapter(), httpAdapter({ egress: config.httpEgress, warn: (message) => warn(message) }), claudeAdapter(), codexAdapter()],
     secretProviders,
