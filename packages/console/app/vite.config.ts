@@ -11,6 +11,8 @@ export default defineConfig({
   resolve: {
     // The workspace's own packages are bundled from their TypeScript source (no prior build needed).
     conditions: ['slaw-source', ...defaultClientConditions],
+    // One React: hoisted libraries (TanStack Query) would otherwise find an older React at the root.
+    dedupe: ['react', 'react-dom'],
   },
   build: {
     outDir: fileURLToPath(new URL('../dist/app', import.meta.url)),

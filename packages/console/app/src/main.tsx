@@ -13,7 +13,8 @@ const client = createConsoleClient(window.location.origin)
 const queryClient: QueryClient = new QueryClient({
   queryCache: new QueryCache({
     // A 401 on any read means the session ended: the session query then shows the sign-in page.
-    onError: (err) => {
+    onError: (err, query) => {
+      if (query.queryKey[0] === 'session') return // its own 401 is the signed-out state
       if (err instanceof ApiFailure && err.status === 401) void queryClient.invalidateQueries({ queryKey: ['session'] })
     },
   }),

@@ -40,9 +40,10 @@ export function Layout({ squads, squadId, children }: { squads: SquadSummary[]; 
 
   const signOut = useMutation({
     mutationFn: async () => unwrap(await api.DELETE('/api/console/session')),
-    onSettled: () => {
-      queryClient.clear()
-      void queryClient.invalidateQueries({ queryKey: ['session'] })
+    onSettled: async () => {
+      // The session read answers 401 now, which shows the sign-in page; nothing read while signed in stays cached.
+      await queryClient.resetQueries({ queryKey: ['session'] })
+      queryClient.removeQueries({ predicate: (q) => q.queryKey[0] !== 'session' })
     },
   })
 
