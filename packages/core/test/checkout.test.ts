@@ -182,3 +182,40 @@ eachBackend(t, 'checkout', async (t, api) => {
     t.equal((await activityOf(api, s.squadId, `entityId=${issue.id}`)).filter((e) => e.action === 'issue.checked_out').length, 1)
   })
 })
+
+eachBackend(t, 'checkout: contenders for an issue another agent holds are refused with one read, not a transaction', async (t, api) => {
+  const squad = (await api.call('POST', '/api/squads', { name: 'Contended' })).body.squad
+  const agents = await Promise.all(Array.from({ length: 6 }, (_, i) => addAgent(api, squad.id, `racer${i}`)))
+  const issue = await addIssue(api, squad.id, { title: 'Only one wins' })
+  const storage = api.instance.storage
+  const transaction = storage.transaction.bind(storage)
+  let transactions = 0
+  storage.transaction = ((fn: any, ...rest: any[]) => {
+    transactions += 1
+    return (transaction as any)(fn, ...rest)
+  }) as typeof storage.transaction
+  t.teardown(() => {
+    storage.transaction = transaction
+  })
+  const checkout = (i: number) => api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: agents[i]!.id }, agents[i]!.token)
+
+  // A race: exactly one winner, whatever the order.
+  const raced = await Promise.all(agents.slice(0, 4).map((_, i) => checkout(i)))
+  t.equal(raced.filter((r) => r.status === 200).length, 1, 'one winner')
+  t.same(raced.filter((r) => r.status !== 200).map((r) => r.body.code), ['issue_checked_out', 'issue_checked_out', 'issue_checked_out'])
+  const winner = raced.findIndex((r) => r.status === 200)
+
+  // Later contenders: this node knows who holds it, so each refusal is one read.
+  transactions = 0
+  for (const i of [4, 5]) isError(t, await checkout(i), 409, 'issue_checked_out')
+  t.equal(transactions, 0, 'no transaction for a refusal the row already decides')
+  t.equal((await checkout(winner)).status, 200, 'the holder checking out again is answered as before')
+
+  // Released through storage (as another node would): the hint is stale, the read sees it, the checkout goes through.
+  await storage.issues.release(issue.id, null)
+  transactions = 0
+  const after = await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: agents[4]!.id, expectedStatuses: ['in_progress'] }, agents[4]!.token)
+  t.equal(after.status, 200, `a stale hint costs a read, never a wrong refusal (${JSON.stringify(after.body)})`)
+  t.equal(after.body.issue.checkoutAgentId, agents[4]!.id)
+  t.ok(transactions >= 1, 'the checkout itself ran in a transaction')
+})
