@@ -16,9 +16,24 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined
 }
 
-/** `Set-Cookie` for a session token that lives `maxAgeSec`; `Secure` when the request came over https. */
+/**
+ * The schemes the request may have come in by: its own, and the one a TLS-terminating proxy names
+ * in `X-Forwarded-Proto`. (A page of another origin cannot set that header on a request that
+ * carries the cookie: a form cannot, and a script's custom header needs a CORS preflight no slaw
+ * server answers.)
+ */
+function schemes(request: FastifyRequest): string[] {
+  const forwarded = request.headers['x-forwarded-proto']
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim().toLowerCase()
+  return first === 'https' || first === 'http' ? [request.protocol, first] : [request.protocol]
+}
+
+/**
+ * `Set-Cookie` for a session token that lives `maxAgeSec`; `Secure` when the request came over https
+ * (directly, or through a proxy that says so in `X-Forwarded-Proto`).
+ */
 export function sessionCookie(request: FastifyRequest, token: string, maxAgeSec: number, name = sessionCookieName): string {
-  return `${name}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.max(0, Math.floor(maxAgeSec))}${request.protocol === 'https' ? '; Secure' : ''}`
+  return `${name}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.max(0, Math.floor(maxAgeSec))}${schemes(request).includes('https') ? '; Secure' : ''}`
 }
 
 /** `Set-Cookie` that makes the browser drop the session cookie. */
@@ -30,7 +45,8 @@ const mutating = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 /**
  * Whether a cookie-authenticated request may proceed: safe methods always; a mutation only when its
- * `Origin` equals the request's own origin (scheme://host[:port] from the Host header). SameSite=Strict
+ * `Origin` equals the request's own origin (scheme://host[:port] from the Host header; the scheme may
+ * be the one `X-Forwarded-Proto` names). SameSite=Strict
  * already keeps other sites' requests from carrying the cookie; this refuses what slips past it.
  */
 export function sameOriginOrSafe(request: FastifyRequest): boolean {
@@ -38,5 +54,5 @@ export function sameOriginOrSafe(request: FastifyRequest): boolean {
   const origin = request.headers.origin
   const host = request.headers.host
   if (typeof origin !== 'string' || !host) return false
-  return origin.toLowerCase() === `${request.protocol}://${host}`.toLowerCase()
+  return schemes(request).some((scheme) => origin.toLowerCase() === `${scheme}://${host}`.toLowerCase())
 }
