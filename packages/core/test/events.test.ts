@@ -105,6 +105,14 @@ eachBackend(
     d.close()
     t.ok(a.comments.includes('keep-alive'), 'idle streams get keep-alive comments')
 
+    // A key revoked while its stream is open: the stream ends at the next keep-alive.
+    const extra = await api.call('POST', `/api/agents/${s.agentId}/keys`, { name: 'short-lived' })
+    const doomed = await openSse(address, path, extra.body.token)
+    t.equal(doomed.status, 200)
+    t.equal((await api.call('DELETE', `/api/agents/${s.agentId}/keys/${extra.body.key.id}`)).status, 200)
+    await doomed.ended
+    t.same(doomed.messages.map((m) => [m.event, m.data.reason]), [['cutoff', 'unauthorized']], 'a revoked key\'s stream is cut off')
+
     // A client that stops reading: its socket fills, the server's buffer passes the limit, and the
     // stream ends with a cutoff naming the last event it was sent.
     a.res.pause()

@@ -57,6 +57,23 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ hub: EventHub; storage: St
     const wants = (type: SquadEventType, m: { issueId: string | null; agentId: string | null }) =>
       wantsType(type) && (!query.issueId || m.issueId === query.issueId) && (!query.agentId || m.agentId === query.agentId)
 
+    // Asked again at every keep-alive: a revoked key or an ended run stops its streams too.
+    const opener = req.actor
+    const session = req.consoleSession
+    const authorization = req.headers.authorization
+    const runHeader = req.headers['x-svc-run-id']
+    const stillAllowed = async (): Promise<boolean> => {
+      try {
+        const actor = session
+          ? (await app.slaw.services.consoleSessions.authenticate(session.token)).actor
+          : await app.slaw.services.auth.authenticate(authorization, Array.isArray(runHeader) ? runHeader[0] : runHeader)
+        return streamKey(actor) === streamKey(opener)
+      } catch (err) {
+        // Only a refused credential ends the stream; a database hiccup does not.
+        return !(err instanceof SlawError && (err.code === 'unauthorized' || err.code === 'forbidden'))
+      }
+    }
+
     reply.hijack()
     const res = reply.raw
     // The connection serves this stream only: it closes when the stream ends.
@@ -64,6 +81,6 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ hub: EventHub; storage: St
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' })
     res.write(': slaw events\nretry: 1000\n\n')
     if (resync) res.write(`event: resync\ndata: ${JSON.stringify({ ...resync, lastEventId: cursor })}\n\n`)
-    await hub.add({ squadId: squad.id, key, cursor, operator: req.actor.type !== 'agent', wants, res })
+    await hub.add({ squadId: squad.id, key, cursor, operator: req.actor.type !== 'agent', wants, stillAllowed, res })
   })
 }

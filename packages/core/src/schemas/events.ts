@@ -66,7 +66,7 @@ export const ResyncEventSchema = Type.Object(
 export const CutoffEventSchema = Type.Object(
   {
     type: Type.Literal('cutoff'),
-    reason: Type.Union([Type.Literal('slow_consumer'), Type.Literal('unavailable')]),
+    reason: Type.Union([Type.Literal('slow_consumer'), Type.Literal('unavailable'), Type.Literal('unauthorized')]),
     lastEventId: Type.String(),
     retryAfterMs: Type.Integer(),
   },

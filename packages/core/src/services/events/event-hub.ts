@@ -27,6 +27,11 @@ export interface Subscription {
   cursor: string
   /** Operator streams also get `run.output` (a run's output is the Operator's, as its output tail is). */
   operator: boolean
+  /**
+   * Whether the credential that opened the stream still holds (a revoked key, an ended run, an
+   * expired console session end it), asked at every keep-alive.
+   */
+  stillAllowed?: () => Promise<boolean>
   wants(type: SquadEventType, message: SquadEventMessage): boolean
   res: ServerResponse
 }
@@ -228,7 +233,7 @@ export class EventHub {
   }
 
   /** Ends a stream with an `error` event that says where to resume (the last event it was sent). */
-  private cut(s: Subscriber, reason: 'slow_consumer' | 'unavailable'): void {
+  private cut(s: Subscriber, reason: 'slow_consumer' | 'unavailable' | 'unauthorized'): void {
     if (s.closed) return
     const hint = { type: 'cutoff', reason, lastEventId: s.cursor, retryAfterMs: 1000 }
     s.res.write(`event: cutoff\ndata: ${JSON.stringify(hint)}\n\n`)
@@ -317,6 +322,10 @@ export class EventHub {
       for (const s of set) {
         if (s.res.writableLength > this.maxBufferedBytes) this.cut(s, 'slow_consumer')
         else s.res.write(': keep-alive\n\n')
+        s.stillAllowed?.().then(
+          (ok) => ok || this.cut(s, 'unauthorized'),
+          () => undefined,
+        )
       }
     }
   }
