@@ -99,3 +99,30 @@ eachBackend(
   },
   options,
 )
+
+const limited = steeredAdapter('codex_local')
+eachBackend(
+  t,
+  'transient upstream failures are retried with backoff at most maxUpstreamRetries times, never forever',
+  async (t, api) => {
+    const squad = (await api.call('POST', '/api/squads', { name: 'Retries' })).body.squad
+    const agent = (await api.call('POST', `/api/squads/${squad.id}/agents`, { name: 'cody', role: 'engineer', adapterType: 'codex_local', adapterConfig: { cwd: '/work' } })).body.agent
+    limited.next = async () => ({ status: 'failed', errorCode: 'transient_upstream', error: 'overloaded' })
+    await api.call('POST', `/api/agents/${agent.id}/wake`, {})
+    let runs: Array<{ retryAttempt: number; status: string; errorCode: string | null }> = []
+    for (let i = 0; i < 400; i++) {
+      runs = (await api.call('GET', `/api/squads/${squad.id}/heartbeat-runs?agentId=${agent.id}`)).body.runs
+      if (runs.length === 3 && runs.every((r) => r.status === 'failed')) break
+      await new Promise((r) => setTimeout(r, 25))
+    }
+    // Nothing more comes, however long we wait past the last backoff.
+    await new Promise((r) => setTimeout(r, 300))
+    runs = (await api.call('GET', `/api/squads/${squad.id}/heartbeat-runs?agentId=${agent.id}`)).body.runs
+    t.same(runs.map((r) => [r.retryAttempt, r.status, r.errorCode]).reverse(), [
+      [0, 'failed', 'transient_upstream'],
+      [1, 'failed', 'transient_upstream'],
+      [2, 'failed', 'transient_upstream'],
+    ], 'the first run and two retries, then no more')
+  },
+  () => ({ adapters: [limited, steeredAdapter('process')], runs: { maxUpstreamRetries: 2, upstreamRetryBaseMs: 20 } }),
+)
