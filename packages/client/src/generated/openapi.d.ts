@@ -3334,7 +3334,7 @@ export interface components {
         CutoffEvent: {
             /** @enum {string} */
             type: "cutoff";
-            reason: "slow_consumer" | "unavailable";
+            reason: "slow_consumer" | "unavailable" | "unauthorized";
             lastEventId: string;
             retryAfterMs: number;
         };
