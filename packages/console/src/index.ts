@@ -106,12 +106,11 @@ export function consolePlugin(options: ConsolePluginOptions = {}) {
             decorateReply: false,
             cacheControl: false,
             dotfiles: 'ignore',
-            setHeaders(reply, path) {
+            setHeaders(res, path) {
               const rel = path.slice(root.length).split(sep).join('/')
-              if (rel.startsWith('/assets/')) void reply.header('cache-control', immutable)
-              else void reply.header('cache-control', 'no-cache')
-              void reply.header('x-content-type-options', 'nosniff')
-              if (path.endsWith('.html')) void reply.headers(htmlSecurityHeaders)
+              res.setHeader('cache-control', rel.startsWith('/assets/') ? immutable : 'no-cache')
+              res.setHeader('x-content-type-options', 'nosniff')
+              if (path.endsWith('.html')) for (const [name, value] of Object.entries(htmlSecurityHeaders)) res.setHeader(name, value)
             },
           })
         }
