@@ -184,6 +184,14 @@ eachBackend(
     t.equal((await api.call('GET', `/api/heartbeat-runs/${runId}/output`, undefined, s.agentToken)).status, 403, 'Operator only')
     t.equal((await api.call('GET', `/api/heartbeat-runs/${crypto.randomUUID()}/output`)).status, 404, 'an unknown run is a 404')
 
+    // The run's own token streams its squad (and only its squad).
+    const runToken = (globalThis as { runToken?: string }).runToken!
+    const other = await api.seed('Not the run\'s')
+    const asRun = await openSse(address, `/api/squads/${s.squadId}/events`, runToken, { 'x-svc-run-id': runId })
+    t.equal(asRun.status, 200, 'a run token sees its squad')
+    t.equal((await openSse(address, `/api/squads/${other.squadId}/events`, runToken, { 'x-svc-run-id': runId })).status, 404, 'and not another')
+    asRun.close()
+
     release()
     const all = await operatorStream.next(6, 10_000)
     t.same(all.slice(3).map((m) => m.event).sort(), ['run.finished', 'run.output', 'run.output'])
@@ -203,6 +211,7 @@ eachBackend(
       {
         type: 'process',
         wake: async (input) => {
+          ;(globalThis as { runToken?: string }).runToken = input.env.SVC_API_KEY
           input.onOutput?.({ stream: 'stdout', text: 'hello 0\n' })
           input.onOutput?.({ stream: 'stdout', text: 'hello 1\n' })
           await (globalThis as { outputGate?: Promise<void> }).outputGate
