@@ -14,6 +14,13 @@ const operatorKey = 'slaw_op_console_browser_test_key_0001'
 // Set SLAW_CONSOLE_SCREENSHOTS=<folder> to also save the pages as PNGs (docs/console/*.png).
 const screenshots = process.env.SLAW_CONSOLE_SCREENSHOTS
 
+/** The few browser globals the page scripts below touch (the tests' own typecheck has no DOM lib). */
+interface PageGlobals {
+  localStorage: Record<string, string> & { setItem(k: string, v: string): void }
+  sessionStorage: Record<string, string>
+  document: { cookie: string; documentElement: { scrollWidth: number; clientWidth: number }; activeElement: { getAttribute(n: string): string | null; textContent: string | null } | null }
+}
+
 /** A stand-in adapter the test steers: `stream` wakes print, wait for the gate, print again. */
 let releaseStream: () => void = () => undefined
 let streamGate = new Promise<void>((r) => (releaseStream = r))
@@ -109,7 +116,10 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     t.ok(session, 'the slaw_session cookie is set')
     t.equal(session?.httpOnly, true, 'HttpOnly')
     t.equal(session?.sameSite, 'Strict', 'SameSite=Strict')
-    const stored = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }))
+    const stored = await page.evaluate(() => {
+      const g = globalThis as unknown as PageGlobals
+      return JSON.stringify({ local: { ...g.localStorage }, session: { ...g.sessionStorage }, cookie: g.document.cookie })
+    })
     t.notMatch(stored, operatorKey, 'the key is in no storage the page can read')
     t.notMatch(stored, 'slaw_session', 'and the cookie is out of scripts’ reach')
   })
@@ -230,7 +240,10 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     await page.keyboard.press('Escape')
     await dialog.waitFor({ state: 'detached' })
     await page.locator('body').press('j')
-    const focused = await page.evaluate(() => ({ row: document.activeElement?.getAttribute('data-row'), text: document.activeElement?.textContent }))
+    const focused = await page.evaluate(() => {
+      const active = (globalThis as unknown as PageGlobals).document.activeElement
+      return { row: active?.getAttribute('data-row'), text: active?.textContent }
+    })
     t.same(focused, { row: 'true', text: await page.locator('main [data-row]').first().textContent() }, 'j focuses the first row')
     await page.keyboard.press('Enter')
     await page.waitForURL(/\/issues\/[0-9a-f-]{36}/)
@@ -241,7 +254,10 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     await page.setViewportSize({ width: 375, height: 760 })
     await page.goto(`${baseUrl}/#/squads/${squad.id}`)
     await page.getByRole('heading', { name: 'Needs attention' }).waitFor()
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    const overflow = await page.evaluate(() => {
+      const el = (globalThis as unknown as PageGlobals).document.documentElement
+      return el.scrollWidth - el.clientWidth
+    })
     t.ok(overflow <= 1, `no sideways scrolling (${overflow}px)`)
     await page.getByRole('button', { name: 'Menu' }).click()
     await page.getByRole('link', { name: 'Agents', exact: true }).click()
@@ -269,15 +285,15 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     ]
     for (const theme of ['dark', 'light'] as const) {
       await p.goto(`${baseUrl}/${pages[0]![1]}`)
-      await p.evaluate((th) => localStorage.setItem('slaw-console-theme', th), theme)
+      await p.evaluate((th) => (globalThis as unknown as PageGlobals).localStorage.setItem('slaw-console-theme', th), theme)
       for (const [name, hash, ready] of pages) {
         await p.goto(`${baseUrl}/${hash}`)
         await p.reload()
         await p.getByText(ready).first().waitFor()
         await p.addScriptTag({ path: axeScriptPath })
         const found = (await p.evaluate(async () => {
-          const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe
-          const r = await axe.run(document, { resultTypes: ['violations'] })
+          const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe
+          const r = await axe.run((globalThis as unknown as PageGlobals).document, { resultTypes: ['violations'] })
           return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }))
         })) as { id: string; impact: string; help: string; nodes: string[] }[]
         const bad = found.filter((v) => v.impact === 'serious' || v.impact === 'critical')
