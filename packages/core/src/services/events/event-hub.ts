@@ -70,6 +70,7 @@ export class EventHub {
   private tailReady: Promise<string> | undefined
   private reading = false
   private pendingDelay = pendingRetryMs
+  private failing = false
   private again = false
   private timers: { keepAlive?: NodeJS.Timeout; poll?: NodeJS.Timeout; retry?: NodeJS.Timeout } = {}
   private stopListening: Promise<(() => Promise<void>) | undefined> | undefined
@@ -200,8 +201,11 @@ export class EventHub {
           this.pendingDelay = Math.min(this.pendingDelay * 2, this.pollMs)
         }
       } while (this.again && !this.closed && this.count > 0)
+      this.failing = false
     } catch (err) {
-      this.log.warn({ err }, 'live events: reading the feed failed; retrying')
+      // Once per outage, not every retry.
+      if (!this.failing) this.log.warn({ err }, 'live events: reading the feed failed; retrying every 250 ms')
+      this.failing = true
       this.retrySoon(250)
     } finally {
       this.reading = false
