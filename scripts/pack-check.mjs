@@ -8,25 +8,50 @@
 //    installed, and `tsc --strict` with skipLibCheck: false must pass on an ESM and a CJS file that
 //    import every entry point; both files then load every entry point under Node;
 // 4. a full host: every tarball plus @electric-sql/pglite; the same type-check, then the ESM and the
-//    CJS build each start an instance on PGlite (memory://) and make HTTP calls.
-// Needs the packages built (`npm install` builds them). `node scripts/pack-check.mjs [--keep]`.
-import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+//    CJS build each start an instance on PGlite (memory://) and make HTTP calls; then the same
+//    type-check again with TypeScript 7 (`typescript@7`, the native compiler) installed in the host;
+// 5. every example (examples/*, two at a time), copied alone into a scratch folder, its @slaw/*
+//    dependencies pointed at the tarballs (`file:`), installed (third-party packages from the
+//    registry, TypeScript 7 among its devDependencies), then its own `typecheck`, `build` (plugin
+//    examples: dist/ with declarations, loaded through the package's exports) and `test` scripts.
+//    An example that needs services runs its tests only when they are given
+//    (SLAW_TEST_DATABASE_URL, SLAW_TEST_REDIS_URL, as in CI), else only the type-check and build.
+// Every npm call uses --prefer-offline and the one npm cache of the user running it.
+// Needs the packages built (`npm install` builds them).
+// `node scripts/pack-check.mjs [--keep] [--examples]` (--examples: steps 1, 2 and 5 only).
+import { spawn, spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { publicWorkspaces, root, timed } from './workspaces.mjs'
 
 const keep = process.argv.includes('--keep')
+const examplesOnly = process.argv.includes('--examples')
+/** Examples whose tests need services, and the variables that give them (else: type-check and build only). */
+const exampleServices = { 'postgres-redis': ['SLAW_TEST_DATABASE_URL', 'SLAW_TEST_REDIS_URL'] }
+const npmInstall = ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error']
+const npmQuiet = { npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' }
 const tsc = join(root, 'node_modules/typescript/bin/tsc')
 const operatorKey = 'slaw_op_pack_check_0000000000000'
 
 function run(cmd, args, cwd, { quiet = false } = {}) {
-  const res = spawnSync(cmd, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' } })
+  const res = spawnSync(cmd, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...npmQuiet } })
   if (res.status !== 0) {
     throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited ${res.status}\n${res.stdout ?? ''}${res.stderr ?? ''}`)
   }
   if (!quiet && res.stdout.trim()) console.log(res.stdout.trim())
   return res.stdout
+}
+/** run(), without blocking: examples are checked two at a time. */
+function runAsync(cmd, args, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...npmQuiet }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (out += d))
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited ${code}\n${out}`))))
+  })
 }
 const fail = (message) => {
   throw new Error(message)
@@ -92,17 +117,114 @@ try {
     const pgHost = packages.filter((w) => !needsPglite(w.pkg.name))
 
     // 3. A PostgreSQL host: no PGlite anywhere.
-    await timed('PostgreSQL host (install, tsc, load)', async () => {
+    if (!examplesOnly) await timed('PostgreSQL host (install, tsc, load)', async () => {
       const dir = makeHost('pg-host', pgHost, [], { start: false })
       if (existsSync(join(dir, 'node_modules/@electric-sql/pglite'))) fail(`PostgreSQL host: @electric-sql/pglite was installed (by ${run('npm', ['explain', '@electric-sql/pglite'], dir, { quiet: true }).split('\n')[0]})`)
       console.log(`PostgreSQL host: ${pgHost.map((w) => w.pkg.name).join(', ')} without PGlite: types check, every entry point loads (ESM and CJS)`)
     })
 
-    // 4. The full host, on PGlite.
-    await timed('PGlite host (install, tsc, start, HTTP)', async () => {
-      makeHost('full-host', packages, ['@electric-sql/pglite', '@types/emscripten'], { start: true })
+    // 4. The full host, on PGlite; then its type-check with TypeScript 7.
+    if (!examplesOnly) await timed('PGlite host (install, tsc, start, HTTP; tsc of TypeScript 7)', async () => {
+      const dir = makeHost('full-host', packages, ['@electric-sql/pglite', '@types/emscripten'], { start: true })
       console.log('PGlite host: every package: types check, ESM and CJS builds start an instance and answer HTTP')
+      run('npm', [...npmInstall, '--save-dev', 'typescript@7'], dir, { quiet: true })
+      const ts7 = typescriptIn(dir, 7)
+      run(ts7.tsc, ['-p', 'tsconfig.json', '--noEmit'], dir)
+      console.log(`PGlite host: types check with TypeScript ${ts7.version} too (strict, skipLibCheck false)`)
     })
+
+    // 5. Every example, alone; two at a time (most of it is npm install).
+    const examples = readdirSync(join(root, 'examples'), { withFileTypes: true }).filter((d) => d.isDirectory() && existsSync(join(root, 'examples', d.name, 'package.json'))).map((d) => d.name)
+    await timed(`examples (${examples.length}: install, typecheck, build, test)`, async () => {
+      const queue = [...examples]
+      const failures = []
+      const worker = async () => {
+        // After a failure, the examples already started finish and no other starts.
+        for (let name = queue.shift(); name && !failures.length; name = queue.shift()) {
+          const started = performance.now()
+          try {
+            const line = await checkExample(join(root, 'examples', name))
+            console.log(`${line} [${((performance.now() - started) / 1000).toFixed(1)} s]`)
+          } catch (err) {
+            failures.push(err)
+          }
+        }
+      }
+      await Promise.all([worker(), worker()])
+      if (failures.length) throw failures[0]
+    })
+
+    /** The TypeScript installed in dir: its version (of the wanted major) and its tsc (the `tsc` bin, or its only one). */
+    function typescriptIn(dir, major) {
+      const pkg = JSON.parse(readFileSync(join(dir, 'node_modules/typescript/package.json'), 'utf8'))
+      if (Number(pkg.version.split('.')[0]) !== major) fail(`${dir}: typescript ${pkg.version} is installed, not ${major}.x`)
+      const bins = typeof pkg.bin === 'string' ? { tsc: pkg.bin } : (pkg.bin ?? {})
+      const bin = bins.tsc ?? Object.values(bins)[0]
+      if (!bin) fail(`typescript ${pkg.version} has no bin`)
+      return { version: pkg.version, tsc: join(dir, 'node_modules/typescript', bin) }
+    }
+
+    /** All the @slaw packages a package needs, itself included (dependencies and peer dependencies). */
+    function slawClosure(name, out = new Set()) {
+      const pkg = byName.get(name)
+      if (!pkg || out.has(name)) return out
+      out.add(name)
+      for (const d of Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies })) if (d.startsWith('@slaw/')) slawClosure(d, out)
+      return out
+    }
+
+    /**
+     * Copies an example alone (no node_modules, no dist), points its @slaw/* dependencies at the
+     * tarballs, installs it and runs its own scripts there. Answers a line saying what passed.
+     */
+    async function checkExample(source) {
+      const name = basename(source)
+      const dir = join(work, 'examples', name)
+      mkdirSync(join(work, 'examples'), { recursive: true })
+      cpSync(source, dir, { recursive: true, filter: (src) => !['node_modules', 'dist', '.tap'].includes(basename(src)) })
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+      for (const script of ['typecheck', 'test']) if (!pkg.scripts?.[script]) fail(`example ${name}: no "${script}" script`)
+      if (!pkg.version) fail(`example ${name}: no version (npm pack --workspaces needs one)`)
+      const direct = new Set()
+      for (const field of ['dependencies', 'devDependencies']) {
+        for (const dep of Object.keys(pkg[field] ?? {})) {
+          if (!dep.startsWith('@slaw/')) continue
+          if (!tarballs.has(dep)) fail(`example ${name}: ${dep} is not a published workspace`)
+          pkg[field][dep] = `file:${tarballs.get(dep)}`
+          direct.add(dep)
+        }
+      }
+      for (const dep of Object.keys(pkg.peerDependencies ?? {})) if (dep.startsWith('@slaw/') && !direct.has(dep)) fail(`example ${name}: peer dependency ${dep} is not also a devDependency`)
+      // The @slaw packages those depend on come from the tarballs too (none is on the registry yet).
+      const needed = new Set([...direct].flatMap((d) => [...slawClosure(d)]))
+      const overrides = Object.fromEntries([...needed].filter((d) => !direct.has(d)).map((d) => [d, `file:${tarballs.get(d)}`]))
+      if (Object.keys(overrides).length) pkg.overrides = { ...pkg.overrides, ...overrides }
+      writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`)
+      await runAsync('npm', npmInstall, dir)
+      const ts = typescriptIn(dir, 7)
+      await runAsync('npm', ['run', '--silent', 'typecheck'], dir)
+      if (pkg.exports) {
+        // A plugin example: built to JavaScript with declarations, loaded through its own exports.
+        if (!pkg.scripts.build) fail(`example ${name}: exports but no "build" script`)
+        await runAsync('npm', ['run', '--silent', 'build'], dir)
+        for (const [sub, target] of Object.entries(pkg.exports)) {
+          const files = typeof target === 'string' ? [target] : Object.values(target)
+          for (const file of files) if (!existsSync(join(dir, file))) fail(`example ${name}: exports["${sub}"] names ${file}, which the build did not write`)
+          if (files.some((f) => /\.[cm]?ts$/.test(f) && !/\.d\.[cm]?ts$/.test(f))) fail(`example ${name}: exports["${sub}"] is TypeScript source`)
+          if (!files.some((f) => /\.d\.[cm]?ts$/.test(f))) fail(`example ${name}: exports["${sub}"] has no types`)
+        }
+        const loaded = await runAsync(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(pkg.name)}); console.log(Object.keys(m).join(' '))`], dir)
+        if (!loaded.trim()) fail(`example ${name}: ${pkg.name} exports nothing`)
+      }
+      const missing = (exampleServices[name] ?? []).filter((v) => !process.env[v])
+      if (missing.length) {
+        return `example ${name}: TypeScript ${ts.version}: typecheck${pkg.exports ? ', build' : ''} pass; tests not run (set ${missing.join(' and ')} to run them)`
+      }
+      const out = await runAsync('npm', ['test'], dir)
+      const summary = out.match(/# \{ total: .* \}/g)?.pop() ?? ''
+      if (/skip: [1-9]/.test(summary)) fail(`example ${name}: tests skipped: ${summary}`)
+      return `example ${name}: TypeScript ${ts.version}: typecheck${pkg.exports ? ', build' : ''} and tests pass ${summary}`
+    }
 
     function makeHost(name, members, extra, { start }) {
       const dir = join(work, name)
@@ -140,7 +262,7 @@ try {
 ${body}}\n`
       writeFileSync(join(dir, 'src/main.mts'), main)
       writeFileSync(join(dir, 'src/main-cjs.cts'), main)
-      run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...members.map((w) => tarballs.get(w.pkg.name)), '@types/node@^20', ...extra], dir, { quiet: true })
+      run('npm', [...npmInstall, ...members.map((w) => tarballs.get(w.pkg.name)), '@types/node@^20', ...extra], dir, { quiet: true })
       run(process.execPath, [tsc, '-p', 'tsconfig.json'], dir)
       for (const file of ['out/esm.mjs', 'out/cjs.cjs']) {
         const out = run(process.execPath, [file], dir, { quiet: true })
