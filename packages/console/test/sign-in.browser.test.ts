@@ -75,7 +75,7 @@ t.test('sign in through the console in Chromium; the cookie works same-origin an
   t.equal(session?.path, '/')
   t.equal(session?.secure, false, 'not Secure over plain http')
   t.ok(session && session.expires * 1000 > Date.now() + 11.9 * 3_600_000, 'lives 12 h')
-  t.equal(await page.evaluate(() => document.cookie), '', 'out of scripts’ reach')
+  t.equal(await page.evaluate(() => (globalThis as any).document.cookie), '', 'out of scripts’ reach')
 
   // The page's own requests: a read and a mutation (the browser sends the Origin itself).
   const read = await page.evaluate(async () => (await fetch('/api/console/session')).json())

@@ -57,8 +57,8 @@ t.test('the fleet page in Chromium: sign in, two enrolled instances, approve a p
   t.ok(session, 'the session cookie is set')
   t.equal(session?.httpOnly, true)
   t.equal(session?.sameSite, 'Strict')
-  t.equal(await page.evaluate(() => document.cookie), '', 'scripts cannot read the cookie')
-  t.equal(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage)), '{}{}', 'the key is kept nowhere in the browser')
+  t.equal(await page.evaluate(() => (globalThis as any).document.cookie), '', 'scripts cannot read the cookie')
+  t.equal(await page.evaluate(() => JSON.stringify((globalThis as any).localStorage) + JSON.stringify((globalThis as any).sessionStorage)), '{}{}', 'the key is kept nowhere in the browser')
 
   const instances = page.getByRole('region', { name: /Instances/ })
   await instances.getByRole('listitem', { name: /auto-alpha\.test/ }).waitFor()
@@ -70,15 +70,15 @@ t.test('the fleet page in Chromium: sign in, two enrolled instances, approve a p
   t.match(await alpha.innerText(), /Squad auto-alpha/)
   t.match(await instances.getByRole('listitem', { name: /auto-beta\.test/ }).innerText(), /Squad auto-beta/)
 
-  const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor)
+  const background = await page.evaluate(() => { const g = globalThis as any; return String(g.getComputedStyle(g.document.body).backgroundColor) })
   const [r, g, b] = background.match(/\d+/g)!.map(Number)
   t.ok(r! + g! + b! < 150, `dark by default (${background})`)
-  t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scrolling at 375 px')
+  t.ok(await page.evaluate(() => { const g = globalThis as any; return g.document.documentElement.scrollWidth <= g.innerWidth }), 'no sideways scrolling at 375 px')
 
   // Accessibility: axe-core finds no serious or critical violation (run outside the page's CSP).
   await page.evaluate(axeSource)
   const violations = await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run()
+    const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run()
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }))
   })
   t.same(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `axe: ${JSON.stringify(violations)}`)
