@@ -90,7 +90,8 @@ export interface InstanceOptions {
   runs?: RunOptions
   /**
    * The base URL agents call back (SVC_API_URL in the wake environment; env SVC_PUBLIC_URL).
-   * Default: the address `listen()` bound, else http://127.0.0.1:3100.
+   * Default: the address `listen()` bound; before that (or for a host that never listens) none, and
+   * agents get no SVC_API_URL (a warning says so once).
    */
   publicUrl?: string
   /**
@@ -248,7 +249,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
   const eventHub = new EventHub(storage, options.eventBroker ?? storage.eventBroker, options.events ?? {}, log)
   const runOutput = new RunOutputRecorder(storage, options.events?.runOutput ?? {}, log)
   engine.onRunOutput(runOutput.onOutput)
-  const metrics = options.metrics === false ? undefined : new SlawMetrics({ storage, tower: options.tower })
+  const metrics = options.metrics === false ? undefined : new SlawMetrics({ storage, tower: options.tower, eventStreams: () => eventHub.size })
   const metricsPort = options.metrics ? options.metrics.port : undefined
   const app = await buildApp({
     services,
@@ -261,9 +262,11 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
     ...(metrics ? { metrics: { metrics, route: metricsPort === undefined } } : {}),
     events: { hub: eventHub, storage },
   })
+  // Background work (the job runner: wakes, runs, routine runs, exports; the schedule poller) starts
+  // with the instance, not with HTTP: a host that only calls services gets its runs too.
+  if (options.jobs !== false) jobs.start()
+  if (options.jobs !== false && options.scheduler !== false) scheduler.start()
   app.addHook('onReady', async () => {
-    if (options.jobs !== false) jobs.start()
-    if (options.jobs !== false && options.scheduler !== false) scheduler.start()
     if (options.tower) await options.tower.start({ storage, log, slawVersion, skills: () => services.tower.skills() })
     state = 'ready'
   })

@@ -25,7 +25,8 @@ eachBackend(
     t.match(done, { status: 'succeeded', exitCode: 0, outputTail: 'done\n', error: null })
     t.ok(done.startedAt && done.finishedAt)
     const env = adapter.calls[0]!.env
-    t.same(Object.keys(env).sort(), ['SVC_AGENT_ID', 'SVC_API_KEY', 'SVC_API_URL', 'SVC_RUN_ID', 'SVC_SQUAD_ID', 'SVC_TASK_ID', 'SVC_WAKE_REASON'], 'exactly the wake variables')
+    // This instance answers inject() only and has no publicUrl: no SVC_API_URL rather than an address nothing serves.
+    t.same(Object.keys(env).sort(), ['SVC_AGENT_ID', 'SVC_API_KEY', 'SVC_RUN_ID', 'SVC_SQUAD_ID', 'SVC_TASK_ID', 'SVC_WAKE_REASON'], 'exactly the wake variables')
     t.equal(env.SVC_TASK_ID, issue.id)
     t.equal(adapter.calls[0]!.timeoutMs, 600_000, 'default timeoutSec 600')
     t.equal(adapter.calls[0]!.graceMs, 15_000, 'default graceSec 15')

@@ -83,9 +83,24 @@ export class RunEngine {
   readonly tokens: RunTokens
   private readonly caps: RunSlotCaps
   readonly maxContinuations: number
-  /** SVC_API_URL given to agents: createInstance `publicUrl`, else the address the instance listens on. */
-  apiUrl = 'http://127.0.0.1:3100'
+  /**
+   * SVC_API_URL given to agents: createInstance `publicUrl`, else the address the instance listens
+   * on. Unset while nothing serves the API (a host that never calls `listen()`): agents then get no
+   * SVC_API_URL rather than a default address that another program may answer.
+   */
+  apiUrl: string | undefined
+  private warnedNoApiUrl = false
   private readonly outputListeners = new Set<(event: RunOutputEvent) => void>()
+  private readonly finishListeners = new Set<(run: HeartbeatRun) => void>()
+
+  /**
+   * Subscribes to every run this node finishes (succeeded, failed, cancelled, timed out). Returns
+   * the unsubscribe function. A listener that throws is ignored.
+   */
+  onRunFinished(listener: (run: HeartbeatRun) => void): () => void {
+    this.finishListeners.add(listener)
+    return () => this.finishListeners.delete(listener)
+  }
 
   /**
    * Subscribes to the live output of every run this node executes (adapters that call `onOutput`).
@@ -324,6 +339,10 @@ export class RunEngine {
    * never a value.
    */
   async buildEnv(run: HeartbeatRun, agent: Agent, token: string): Promise<Record<string, string>> {
+    if (this.apiUrl === undefined && !this.warnedNoApiUrl) {
+      this.warnedNoApiUrl = true
+      this.ctx.log.warn('agents are woken without SVC_API_URL: this instance does not listen (call listen()) and has no publicUrl, so an agent cannot call the API back')
+    }
     const parts: EnvPart[] = [{ source: 'wake', bindings: wakeVariables(run, token, this.apiUrl), path: 'wake' }]
     const agentEnv = agent.adapterConfig.env
     if (agentEnv && typeof agentEnv === 'object') parts.push({ source: 'agent_config', bindings: agentEnv as Record<string, EnvBinding>, path: 'adapterConfig.env' })
@@ -420,6 +439,13 @@ export class RunEngine {
     if (ended) {
       this.abortLocal(runId, `the run is ${ended.status}`)
       this.ctx.kickJobs()
+      for (const listener of this.finishListeners) {
+        try {
+          listener(ended)
+        } catch {
+          // a listener's failure is its own
+        }
+      }
     }
     return ended
   }
@@ -534,15 +560,15 @@ function operatorChoseAssignee(r: RoutineRunEnv, agentId: string): boolean {
 }
 
 /** The wake variables (docs/heartbeats.md: the wake environment): only those with a value are set. */
-export function wakeVariables(run: HeartbeatRun, token: string, apiUrl: string): Record<string, string> {
+export function wakeVariables(run: HeartbeatRun, token: string, apiUrl: string | undefined): Record<string, string> {
   const vars: Record<string, string> = {
     SVC_API_KEY: token,
     SVC_AGENT_ID: run.agentId,
     SVC_SQUAD_ID: run.squadId,
-    SVC_API_URL: apiUrl,
     SVC_RUN_ID: run.id,
     SVC_WAKE_REASON: run.reason,
   }
+  if (apiUrl !== undefined) vars.SVC_API_URL = apiUrl
   if (run.issueId) vars.SVC_TASK_ID = run.issueId
   if (run.approvalId) vars.SVC_APPROVAL_ID = run.approvalId
   if (run.commentId) vars.SVC_WAKE_COMMENT_ID = run.commentId

@@ -10,6 +10,8 @@ import type { RunEngine } from './run-engine.js'
 import type { SquadService } from '../org/squads.js'
 import { queueWake } from './wakes.js'
 
+const finishedStatuses = new Set<HeartbeatRunStatus>(['succeeded', 'failed', 'cancelled', 'timed_out'])
+
 export interface RunListInput {
   agentId?: string
   statuses?: HeartbeatRunStatus[]
@@ -76,6 +78,48 @@ export class RunService {
     })
     this.ctx.kickJobs()
     return run
+  }
+
+  /**
+   * Resolves with the run once it has finished (succeeded, failed, cancelled or timed out), at once
+   * if it has. A run this node carries is seen the moment it ends; one carried by another node
+   * within `recheckMs` (default 1 s). Rejects with a `TimeoutError` after `timeoutMs` (default
+   * 10 minutes) and with the signal's reason when `signal` aborts.
+   */
+  async waitFor(actor: Actor, runId: string, options: { timeoutMs?: number; signal?: AbortSignal; recheckMs?: number } = {}): Promise<HeartbeatRun> {
+    let finished: HeartbeatRun | undefined
+    let wake: (() => void) | undefined
+    // Listen before the first read, so a run that ends in between is not missed.
+    const off = this.engine.onRunFinished((run) => {
+      if (run.id === runId.toLowerCase()) {
+        finished = run
+        wake?.()
+      }
+    })
+    try {
+      const first = await this.get(actor, runId)
+      if (finished || finishedStatuses.has(first.status)) return finished ?? first
+      const deadline = Date.now() + (options.timeoutMs ?? 600_000)
+      for (;;) {
+        options.signal?.throwIfAborted()
+        if (Date.now() >= deadline) throw Object.assign(new Error(`run ${first.id} did not finish within ${options.timeoutMs ?? 600_000} ms`), { name: 'TimeoutError' })
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(options.recheckMs ?? 1_000, Math.max(0, deadline - Date.now())))
+          const done = () => {
+            clearTimeout(timer)
+            options.signal?.removeEventListener('abort', done)
+            resolve()
+          }
+          wake = done
+          options.signal?.addEventListener('abort', done, { once: true })
+        })
+        if (finished) return finished
+        const now = await this.ctx.storage.heartbeatRuns.get(first.id)
+        if (now && finishedStatuses.has(now.status)) return now
+      }
+    } finally {
+      off()
+    }
   }
 
   async get(actor: Actor, runId: string): Promise<HeartbeatRun> {
