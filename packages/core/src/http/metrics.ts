@@ -32,7 +32,7 @@ export class SlawMetrics {
   private readonly checkoutConflicts: Counter
   private server: Server | undefined
 
-  constructor(private readonly sources: { storage: Storage; tower?: TowerClient | undefined }) {
+  constructor(private readonly sources: { storage: Storage; tower?: TowerClient | undefined; eventStreams?: () => number }) {
     const registers = [this.registry]
     collectDefaultMetrics({ register: this.registry, prefix: 'slaw_' })
     this.requests = new Counter({ name: 'slaw_http_requests_total', help: 'HTTP requests answered, by route template and status.', labelNames: ['method', 'route', 'status'], registers })
@@ -83,6 +83,15 @@ export class SlawMetrics {
         const s = await tower?.status?.().catch(() => undefined)
         const last = Math.max(s?.lastHeartbeatAt?.getTime() ?? 0, s?.lastSyncAt?.getTime() ?? 0)
         if (last) this.set(last / 1000)
+      },
+    })
+    const eventStreams = sources.eventStreams
+    new Gauge({
+      name: 'slaw_event_streams',
+      help: 'Live event streams (GET /api/squads/{id}/events) open on this node.',
+      registers,
+      collect() {
+        this.set(eventStreams?.() ?? 0)
       },
     })
     const storage = sources.storage
