@@ -1,3 +1,4 @@
+import { EventStreamError } from '@slaw/client'
 import { useQueryClient } from '@tanstack/react-query'
 import { createContext, useContext, useEffect, useState, useSyncExternalStore, type ReactNode } from 'react'
 import { createConsoleClient, type ConsoleClient } from './lib/api'
@@ -80,8 +81,11 @@ export function LiveEvents({ squadId, children }: { squadId: string; children: R
           }
           batch.add(staleKeysFor(event))
         }
-      } catch {
-        if (!controller.signal.aborted) setState('offline')
+      } catch (err) {
+        if (controller.signal.aborted) return
+        setState('offline')
+        // A refused stream (the session ended) sends the app back to its session check.
+        if (err instanceof EventStreamError && err.status === 401) void queryClient.invalidateQueries({ queryKey: ['session'] })
       }
     })()
     return () => {
