@@ -30,25 +30,25 @@ export interface InstanceOptions {
   /** Where everything lives. `pgStorage()` from `@slaw/storage-pg`, `pgliteStorage()` from `@slaw/storage-pg/pglite`. */
   storage: Storage
   /** Serialises checkouts; default in-process locks (one node). `redisLocks()` for several nodes. */
-  locks?: LockProvider
+  locks?: LockProvider | undefined
   /** Extra secret providers; `local_encrypted` is always there. */
-  secretProviders?: SecretProvider[]
+  secretProviders?: SecretProvider[] | undefined
   /** Agent adapters; an agent's `adapterType` must name one of them. */
-  adapters?: AgentAdapter[]
+  adapters?: AgentAdapter[] | undefined
   /** Reports to a control tower when given. */
-  tower?: TowerClient
+  tower?: TowerClient | undefined
   /** `true` for pino JSON logs at info, `false` for none, pino options, or your own pino logger. */
-  logger?: boolean | LoggerOptions | PinoLogger
+  logger?: boolean | LoggerOptions | PinoLogger | undefined
   /** Bootstrap Operator token (SVC_OPERATOR_KEY). Without it, the first start creates one. */
-  operatorKey?: string
+  operatorKey?: string | undefined
   /** Told the created bootstrap token once, when one was created. Default: logged at warn. */
-  onOperatorKeyCreated?: (token: string) => void
+  onOperatorKeyCreated?: ((token: string) => void) | undefined
   /** Largest accepted request body in bytes; larger answers 413. Default 1 MiB. */
-  bodyLimit?: number
+  bodyLimit?: number | undefined
   /** Run migrations at start. Default true. */
-  migrate?: boolean
+  migrate?: boolean | undefined
   /** Background job runner settings, or false to run no jobs on this node. */
-  jobs?: JobRunnerOptions | false
+  jobs?: JobRunnerOptions | false | undefined
   /**
    * The master key that encrypts local secrets and HMAC trigger secrets: SVC_MASTER_KEY's text (32
    * bytes as 64 hex digits or base64), raw bytes, a `MasterKey`, or `{ file }` (read, or generated
@@ -58,66 +58,66 @@ export interface InstanceOptions {
    * start (`MasterKeyRequiredError`). A given or file key's id is recorded in storage: a node
    * holding another key refuses to start (`MasterKeyMismatchError`).
    */
-  masterKey?: MasterKeyOption
+  masterKey?: MasterKeyOption | undefined
   /**
    * Failed authentications allowed per client address before it answers 429 `rate_limited` with
    * Retry-After: `{ max (30), windowSec (60), maxTracked (10,000) }`, or false for no limit. Counted
    * per node, in memory; valid keys are never counted or slowed.
    */
-  authFailureLimit?: AuthFailureLimitOptions | false
+  authFailureLimit?: AuthFailureLimitOptions | false | undefined
   /**
    * How long a console sign-in session lasts, in hours (above 0, at most 720). Default 12;
    * `slaw start` reads SVC_CONSOLE_SESSION_HOURS (docs/console.md).
    */
-  consoleSessionHours?: number
+  consoleSessionHours?: number | undefined
   /** Deadline of one secret-provider call (resolve, store, health, list). Default 10 s. */
-  secretProviderTimeoutMs?: number
+  secretProviderTimeoutMs?: number | undefined
   /** Routine schedule polling on this node, or false for none. Off too when `jobs` is false. */
-  scheduler?: RoutineSchedulerOptions | false
+  scheduler?: RoutineSchedulerOptions | false | undefined
   /** The clock services, schedules, replay windows, job leases and run deadlines read. Default: the system clock; tests pass a fake one. */
-  now?: () => Date
+  now?: (() => Date) | undefined
   /**
    * Prometheus metrics at `GET /metrics`: on the API's port for an Operator key (default), on a
    * port of its own without a key (`{ port }`, SVC_METRICS_PORT), or `false` for none. docs/operations.md.
    */
-  metrics?: MetricsOptions | false
+  metrics?: MetricsOptions | false | undefined
   /**
    * Heartbeat run engine: concurrency caps (per agent, default 1; per squad; per instance; enforced
    * across nodes), liveness continuations and retention. `slaw start` reads SVC_MAX_CONCURRENT_RUNS,
    * SVC_MAX_CONCURRENT_RUNS_PER_SQUAD, SVC_MAX_CONCURRENT_RUNS_PER_AGENT, SVC_RUN_RETENTION_DAYS and
    * SVC_RUN_OUTPUT_RETENTION_DAYS (docs/heartbeats.md).
    */
-  runs?: RunOptions
+  runs?: RunOptions | undefined
   /**
    * The base URL agents call back (SVC_API_URL in the wake environment; env SVC_PUBLIC_URL).
    * Default: the address `listen()` bound; before that (or for a host that never listens) none, and
    * agents get no SVC_API_URL (a warning says so once).
    */
-  publicUrl?: string
+  publicUrl?: string | undefined
   /**
    * The folder skill imports from disk may read (`POST /api/squads/{id}/skills/import`; env
    * SVC_SKILLS_DIR for `slaw start`). Default: none, and imports from disk answer 403
    * `skill_import_disabled`. Symbolic links and anything under the data directory or the master
    * key file are refused even inside it (docs/skills.md).
    */
-  skillsDir?: string
+  skillsDir?: string | undefined
   /**
    * Quotas on routines written by agent keys: `maxAgentRoutinesPerSquad` (default 20; 429
    * `routine_quota_exceeded`) and `minAgentScheduleIntervalSec` (default 300; 400
    * `schedule_too_frequent`). `slaw start` reads SVC_MAX_AGENT_ROUTINES_PER_SQUAD and
    * SVC_MIN_AGENT_SCHEDULE_INTERVAL_SEC (docs/routines.md).
    */
-  routines?: RoutineLimits
+  routines?: RoutineLimits | undefined
   /**
    * Live events (`GET /api/squads/{id}/events`): retention of Last-Event-ID, streams per key,
    * buffer per stream, keep-alive and poll intervals (docs/events.md).
    */
-  events?: EventStreamOptions
+  events?: EventStreamOptions | undefined
   /**
    * Wakes the other nodes' event streams, e.g. `redisEventBroker()` from `@slaw/lock-redis`. Default:
    * the storage's own (PostgreSQL LISTEN/NOTIFY); PGlite, one node, needs none.
    */
-  eventBroker?: EventBroker
+  eventBroker?: EventBroker | undefined
 }
 
 export interface ListenOptions {
