@@ -142,7 +142,7 @@ function Comments({ issueId, agentName }: { issueId: string; agentName: (id: str
               {list.map((c) => (
                 <li key={c.id}>
                   <div className="muted small">
-                    {c.authorType === 'agent' ? agentName(c.authorId) : c.authorType} · <span title={exactTime(c.createdAt)}>{ago(c.createdAt)}</span>
+                    {c.authorType === 'agent' ? agentName(c.authorId) : c.authorType === 'user' ? 'an Operator' : c.authorType} · <span title={exactTime(c.createdAt)}>{ago(c.createdAt)}</span>
                   </div>
                   <p className="prewrap">{c.body}</p>
                 </li>

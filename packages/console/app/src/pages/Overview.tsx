@@ -19,7 +19,7 @@ export function OverviewPage({ squadId }: { squadId: string }) {
         {(d) => (
           <>
             <div className="stats" aria-label="Squad figures">
-              <Stat label="Agents running" value={count(d.agents.running)} hint={`${count(d.agents.active)} active · ${count(d.agents.paused)} paused · ${count(d.agents.error)} in error`} tone={d.agents.error ? 'bad' : undefined} />
+              <Stat label="Agents running" value={count(d.agents.running)} hint={`${count(d.agents.active)} active · ${count(d.agents.paused)} paused · ${count(d.agents.error)} in error`} />
               <Stat label="Issues in progress" value={count(d.tasks.inProgress)} hint={`${count(d.tasks.open)} open · ${count(d.tasks.done)} done`} />
               <Stat label="Blocked issues" value={count(d.tasks.blocked)} tone={d.tasks.blocked ? 'warn' : undefined} />
               <Stat label="Pending approvals" value={count(d.pendingApprovals)} tone={d.pendingApprovals ? 'warn' : undefined} />
@@ -76,8 +76,10 @@ function Attention({ squadId }: { squadId: string }) {
   const agentName = useAgentName(squadId)
   const pending = failed.isPending || blocked.isPending || approvals.isPending || budgets.isPending
   const error = failed.error ?? blocked.error ?? approvals.error ?? budgets.error
+  // A failure older than a day has been seen or superseded; the Runs page keeps the whole history.
+  const since = Date.now() - 24 * 3600_000
   const items = needsAttention({
-    failedRuns: failed.data?.runs ?? [],
+    failedRuns: (failed.data?.runs ?? []).filter((r) => Date.parse(r.finishedAt ?? r.createdAt) >= since),
     blockedIssues: blocked.data ?? [],
     pendingApprovals: approvals.data ?? [],
     budgets: budgets.data,
@@ -90,13 +92,14 @@ function Attention({ squadId }: { squadId: string }) {
       ) : error ? (
         <p className="error">{String(error.message)}</p>
       ) : items.length === 0 ? (
-        <Empty title="Nothing needs you right now.">Failed runs, blocked issues, pending approvals and budget warnings show up here as they happen.</Empty>
+        <Empty title="Nothing needs you right now.">Runs that failed in the last day, blocked issues, pending approvals and budget warnings show up here as they happen.</Empty>
       ) : (
         <ul className="attention">
           {items.map((item) => (
             <li key={`${item.kind}-${item.id}`} className={`att-${item.kind}`}>
+              <span className="att-kind">{item.kind}</span>
               <a data-row href={targetHref(squadId, item)}>
-                <span className="att-kind">{item.kind}</span> {item.title}
+                {item.title}
               </a>
               <div className="muted small">{item.reason}</div>
             </li>
