@@ -248,6 +248,16 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     await page.keyboard.press('Enter')
     await page.waitForURL(/\/issues\/[0-9a-f-]{36}/)
     t.pass('Enter opens it')
+    await page.locator('body').press('/')
+    await page.waitForURL(/\/issues$/)
+    const search = page.getByRole('searchbox', { name: 'Search issues' })
+    await search.waitFor()
+    t.ok(await search.evaluate((el) => el === (el.ownerDocument as unknown as { activeElement: unknown }).activeElement), '/ focuses the issue search')
+    await search.fill('vendor')
+    await search.press('Enter')
+    await page.waitForURL(/q=vendor/)
+    await page.getByRole('cell', { name: 'Waiting on the vendor' }).waitFor()
+    t.equal(await page.locator('main tbody tr').count(), 1, 'the search is applied, and kept in the URL')
   })
 
   await t.test('usable at 375 px wide', async (t) => {
@@ -282,6 +292,9 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
       ['approvals', `#/squads/${squad.id}/approvals?status=approved`, /Raise the monthly budget/],
       ['runs', `#/squads/${squad.id}/runs`, /the tool crashed|Reason/],
       ['costs', `#/squads/${squad.id}/costs`, /By agent/],
+      ['activity', `#/squads/${squad.id}/activity`, /approval\.approved|issue\.created/],
+      ['routines', `#/squads/${squad.id}/routines`, /No routines yet/],
+      ['secrets', `#/squads/${squad.id}/secrets`, /No secrets in this squad/],
     ]
     for (const theme of ['dark', 'light'] as const) {
       await p.goto(`${baseUrl}/${pages[0]![1]}`)
