@@ -252,7 +252,7 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     await page.waitForURL(/\/issues$/)
     const search = page.getByRole('searchbox', { name: 'Search issues' })
     await search.waitFor()
-    t.ok(await search.evaluate((el) => el === (el.ownerDocument as unknown as { activeElement: unknown }).activeElement), '/ focuses the issue search')
+    t.ok(await search.evaluate((el) => (el as unknown) === (globalThis as unknown as PageGlobals).document.activeElement), '/ focuses the issue search')
     await search.fill('vendor')
     await search.press('Enter')
     await page.waitForURL(/q=vendor/)
