@@ -15,6 +15,7 @@ export async function bad(squadId: string) {
   const code: number = got.error!.code // error
   await client.checkout('issue', { agent: 'x' }) // error
   for await (const e of client.events('squad', { types: ['issue.creatd'] })) void e // error
+  for await (const e of client.events('squad')) if (e.type === 'cost.recorded') void (e.data.costCents satisfies string | undefined) // error
   void wrong
   void code
 }

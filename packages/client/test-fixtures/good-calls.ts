@@ -17,6 +17,10 @@ export async function good(squadId: string, agentId: string): Promise<Issue | un
       const text: string = event.data.text
       void text
     }
+    if (event.type === 'cost.recorded') {
+      const cents: number | null | undefined = event.data.costCents
+      void cents
+    }
     break
   }
   return checkout.data?.issue

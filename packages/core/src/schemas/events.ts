@@ -39,15 +39,42 @@ const envelope = {
   issueId: Nullable(Type.String({ format: 'uuid' })),
 }
 
+// What each event's activity entry records (docs/events.md). Every field is optional and more may
+// come: the details are a delta written by the service that made the change, not a contract.
+const O = Type.Optional
+const S = Type.String()
+const N = Type.Number()
+const details = (name: string, fields: Record<string, ReturnType<typeof O>>) =>
+  Type.Object(fields, { additionalProperties: true, description: `What changed (the activity entry's details). ${name}` })
+const issueDetails = { identifier: O(S) }
+const budgetDetails = details('A budget threshold crossed.', {
+  incidentId: O(S), scopeType: O(S), scopeId: O(S), scopeName: O(S), metric: O(S), level: O(S), thresholdPercent: O(N), limit: O(N), observed: O(N), period: O(S),
+})
+const runDetails = details('The run\'s reason, and its issue.', { reason: O(S), issueId: O(S), liveness: O(S), exitCode: O(N) })
+const dataOf: Record<(typeof squadEventTypes)[number], ReturnType<typeof Type.Object>> = {
+  'issue.created': details('', { ...issueDetails, status: O(S), priority: O(S) }),
+  'issue.updated': details('For an update: the changed field names, and the status change.', { ...issueDetails, fields: O(S), from: O(S), to: O(S), commentId: O(S) }),
+  'issue.commented': details('', { ...issueDetails, commentId: O(S), reopenedFrom: O(S) }),
+  'issue.checked_out': details('`from` is the status it left.', { ...issueDetails, from: O(S) }),
+  'issue.released': details('', issueDetails),
+  'approval.created': details('', { type: O(S), title: O(S), issues: O(N), name: O(S), role: O(S), adapterType: O(Type.Union([S, Type.Null()])) }),
+  'approval.decided': details('', {}),
+  'run.queued': runDetails,
+  'run.started': runDetails,
+  'run.output': RunOutputData,
+  'run.finished': runDetails,
+  'cost.recorded': details('', {
+    provider: O(S), model: O(S), billingType: O(S), costCents: O(Type.Union([N, Type.Null()])), costStatus: O(S), inputTokens: O(N), cachedInputTokens: O(N), outputTokens: O(N), issueId: O(S), identifier: O(S),
+  }),
+  'agent.updated': details('', {}),
+  'budget.warning': budgetDetails,
+  'budget.exceeded': budgetDetails,
+  'routine.fired': details('`runId` is the routine run.', { runId: O(S), source: O(S), status: O(S), triggerId: O(S), issueId: O(S), linkedRunId: O(S), scheduledFor: O(S) }),
+}
+
 /** One message of the stream: `event:` is its `type`, `data:` this JSON, `id:` its `id`. */
 export const SquadEventSchema = Type.Union(
-  squadEventTypes.map((type) =>
-    Type.Object({
-      type: Type.Literal(type),
-      ...envelope,
-      data: type === 'run.output' ? RunOutputData : Type.Record(Type.String(), Type.Unknown(), { description: 'What changed: the activity entry\'s details.' }),
-    }),
-  ),
+  squadEventTypes.map((type) => Type.Object({ type: Type.Literal(type), ...envelope, data: dataOf[type] })),
   { $id: 'SquadEvent', title: 'SquadEvent' },
 )
 
