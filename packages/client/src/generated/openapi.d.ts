@@ -2991,8 +2991,12 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). */
             data: {
+                identifier?: string;
+                status?: string;
+                priority?: string;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3013,8 +3017,14 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). For an update: the changed field names, and the status change. */
             data: {
+                identifier?: string;
+                fields?: string;
+                from?: string;
+                to?: string;
+                commentId?: string;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3035,8 +3045,12 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). */
             data: {
+                identifier?: string;
+                commentId?: string;
+                reopenedFrom?: string;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3057,8 +3071,11 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). `from` is the status it left. */
             data: {
+                identifier?: string;
+                from?: string;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3079,8 +3096,10 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). */
             data: {
+                identifier?: string;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3101,8 +3120,15 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). */
             data: {
+                type?: string;
+                title?: string;
+                issues?: number;
+                name?: string;
+                role?: string;
+                adapterType?: string | null;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3123,7 +3149,7 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). */
             data: {
                 [key: string]: unknown;
             };
@@ -3145,8 +3171,13 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). The run's reason, and its issue. */
             data: {
+                reason?: string;
+                issueId?: string;
+                liveness?: string;
+                exitCode?: number;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3167,8 +3198,13 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). The run's reason, and its issue. */
             data: {
+                reason?: string;
+                issueId?: string;
+                liveness?: string;
+                exitCode?: number;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3208,8 +3244,13 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). The run's reason, and its issue. */
             data: {
+                reason?: string;
+                issueId?: string;
+                liveness?: string;
+                exitCode?: number;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3230,8 +3271,19 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). */
             data: {
+                provider?: string;
+                model?: string;
+                billingType?: string;
+                costCents?: number | null;
+                costStatus?: string;
+                inputTokens?: number;
+                cachedInputTokens?: number;
+                outputTokens?: number;
+                issueId?: string;
+                identifier?: string;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3252,7 +3304,7 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). */
             data: {
                 [key: string]: unknown;
             };
@@ -3274,8 +3326,19 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). A budget threshold crossed. */
             data: {
+                incidentId?: string;
+                scopeType?: string;
+                scopeId?: string;
+                scopeName?: string;
+                metric?: string;
+                level?: string;
+                thresholdPercent?: number;
+                limit?: number;
+                observed?: number;
+                period?: string;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3296,8 +3359,19 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). A budget threshold crossed. */
             data: {
+                incidentId?: string;
+                scopeType?: string;
+                scopeId?: string;
+                scopeName?: string;
+                metric?: string;
+                level?: string;
+                thresholdPercent?: number;
+                limit?: number;
+                observed?: number;
+                period?: string;
+            } & {
                 [key: string]: unknown;
             };
         } | {
@@ -3318,8 +3392,16 @@ export interface components {
             agentId: string | null;
             runId: string | null;
             issueId: string | null;
-            /** @description What changed: the activity entry's details. */
+            /** @description What changed (the activity entry's details). `runId` is the routine run. */
             data: {
+                runId?: string;
+                source?: string;
+                status?: string;
+                triggerId?: string;
+                issueId?: string;
+                linkedRunId?: string;
+                scheduledFor?: string;
+            } & {
                 [key: string]: unknown;
             };
         };
