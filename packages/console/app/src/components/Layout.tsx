@@ -2,6 +2,7 @@ import type { SquadSummary } from '@slaw/client'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { createContext, useCallback, useContext, useEffect, useRef, useState, type ReactNode } from 'react'
 import { unwrap } from '../lib/api'
+import { requestSearchFocus } from '../lib/focus'
 import { actionFor, isTyping, moveSelection, shortcuts } from '../lib/keys'
 import { href, navigate, useLocation, type Route } from '../lib/router'
 import { useApi, useLiveState } from '../state'
@@ -85,8 +86,8 @@ export function Layout({ squads, squadId, children }: { squads: SquadSummary[]; 
           e.preventDefault()
           const focusSearch = () => document.querySelector<HTMLInputElement>('[data-search]')?.focus()
           if (route.name !== 'issues') {
+            requestSearchFocus()
             go('issues')
-            setTimeout(focusSearch, 80)
           } else focusSearch()
           return
         }

@@ -1,7 +1,8 @@
 import type { IssueSummary } from '@slaw/client'
-import { useEffect, useState } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import { useNewIssue } from '../components/Layout'
 import { Empty, PageTitle, Query, Status } from '../components/ui'
+import { takeSearchFocus } from '../lib/focus'
 import { words } from '../lib/format'
 import { href, navigate, useLocation } from '../lib/router'
 import { useAgentName, useAgents, useIssues } from '../queries'
@@ -19,6 +20,10 @@ export function IssuesPage({ squadId }: { squadId: string }) {
   const newIssue = useNewIssue()
   const [search, setSearch] = useState(q)
   useEffect(() => setSearch(q), [q])
+  const searchRef = useRef<HTMLInputElement>(null)
+  useEffect(() => {
+    if (takeSearchFocus()) searchRef.current?.focus()
+  }, [])
 
   // Filters live in the URL: a reload or a shared link shows the same list.
   const setFilter = (patch: Record<string, string>) => {
@@ -47,7 +52,7 @@ export function IssuesPage({ squadId }: { squadId: string }) {
       >
         <label>
           <span className="visually-hidden">Search issues</span>
-          <input data-search type="search" placeholder="Search issues (/)" aria-label="Search issues" value={search} onChange={(e) => setSearch(e.target.value)} />
+          <input ref={searchRef} data-search type="search" placeholder="Search issues (/)" aria-label="Search issues" value={search} onChange={(e) => setSearch(e.target.value)} />
         </label>
         <label>
           Status
