@@ -1,4 +1,4 @@
-import createClient, { type Client } from 'openapi-fetch'
+import createClient, { type Client, type FetchResponse } from 'openapi-fetch'
 import type { components, operations, paths } from './generated/openapi.js'
 import { streamEvents, type EventsOptions, type ResyncEvent, type SquadEvent } from './events.js'
 
@@ -62,13 +62,24 @@ export interface SlawClientOptions {
   fetch?: (input: Request) => Promise<Response>
 }
 
+/**
+ * What a helper resolves to: openapi-fetch's answer to that operation. Written out, so that the
+ * declarations import `FetchResponse` by name: inferred, they reach it through a namespace import of
+ * openapi-fetch, which TypeScript 7 cannot resolve in the CommonJS declarations (openapi-fetch's
+ * `index.d.cts` has an `export =`).
+ */
+type HelperAnswer<Operation extends Record<string | number, any>, Init> = Promise<FetchResponse<Operation, Init, `${string}/${string}`>>
+
 /** The helpers, typed by the calls they make (so `checkout(...).data` is `{ issue: Issue }`). */
-function helpers(client: Client<paths>) {
+function helpers(client: Client<paths>): {
+  checkout(issueId: string, body: CheckoutBody): HelperAnswer<paths['/api/issues/{id}/checkout']['post'], { params: { path: { id: string } }; body: CheckoutBody }>
+  report(runId: string, body: RunReportBody): HelperAnswer<paths['/api/heartbeat-runs/{runId}/report']['post'], { params: { path: { runId: string } }; body: RunReportBody }>
+} {
   return {
     /** `POST /api/issues/{id}/checkout`: takes the issue for an agent (409 `issue_checked_out` when someone else has it). */
-    checkout: (issueId: string, body: CheckoutBody) => client.POST('/api/issues/{id}/checkout', { params: { path: { id: issueId } }, body }),
+    checkout: (issueId, body) => client.POST('/api/issues/{id}/checkout', { params: { path: { id: issueId } }, body }),
     /** `POST /api/heartbeat-runs/{runId}/report`: an agent's report on its run. */
-    report: (runId: string, body: RunReportBody) => client.POST('/api/heartbeat-runs/{runId}/report', { params: { path: { runId } }, body }),
+    report: (runId, body) => client.POST('/api/heartbeat-runs/{runId}/report', { params: { path: { runId } }, body }),
   }
 }
 
