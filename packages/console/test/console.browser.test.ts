@@ -310,6 +310,7 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
           const r = await axe.run((globalThis as unknown as PageGlobals).document, { resultTypes: ['violations'] })
           return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }))
         })) as { id: string; impact: string; help: string; nodes: string[] }[]
+        if (theme === 'light' && name === 'overview') await shoot('overview-light', p)
         const bad = found.filter((v) => v.impact === 'serious' || v.impact === 'critical')
         t.same(bad, [], `${name} (${theme}): no serious or critical violation`)
         const minor = found.filter((v) => !bad.includes(v))

@@ -1,11 +1,11 @@
 import type { HeartbeatRun } from '@slaw/client'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { LiveOutput } from '../components/LiveOutput'
 import { Empty, ErrorBox, PageTitle, Query, Section, Status } from '../components/ui'
 import { unwrap } from '../lib/api'
 import { ago, count, duration, exactTime, runCost, words } from '../lib/format'
 import { href, navigate, useLocation } from '../lib/router'
-import { useAgentName, useRuns } from '../queries'
+import { useAgentName } from '../queries'
 import { useApi } from '../state'
 
 const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out'] as const
@@ -15,7 +15,19 @@ export function RunsPage({ squadId }: { squadId: string }) {
   const { query } = useLocation()
   const status = query.get('status') ?? ''
   const picked = runStatuses.filter((s) => s === status)
-  const runs = useRuns(squadId, { ...(picked.length ? { status: picked as RunStatus[] } : {}), limit: 100 })
+  const api = useApi()
+  // Pages of 100, newest first, read on with the API's cursor.
+  const runs = useInfiniteQuery({
+    queryKey: ['squad', squadId, 'runs', 'pages', status],
+    initialPageParam: undefined as string | undefined,
+    queryFn: async ({ pageParam }) =>
+      unwrap(
+        await api.GET('/api/squads/{squadId}/heartbeat-runs', {
+          params: { path: { squadId }, query: { ...(picked.length ? { status: picked.join(',') } : {}), ...(pageParam ? { cursor: pageParam } : {}), limit: 100 } },
+        }),
+      ),
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
+  })
   const agentName = useAgentName(squadId)
   return (
     <>
@@ -34,13 +46,21 @@ export function RunsPage({ squadId }: { squadId: string }) {
         </label>
       </div>
       <Query query={runs} label="runs">
-        {(r) =>
-          r.runs.length === 0 ? (
+        {(r) => {
+          const all = r.pages.flatMap((p) => p.runs)
+          return all.length === 0 ? (
             <Empty title="No runs yet.">Runs start when an agent is woken: from its page (Wake now), by an assigned issue, or by a routine.</Empty>
           ) : (
-            <RunTable squadId={squadId} runs={r.runs} agentName={agentName} />
+            <>
+              <RunTable squadId={squadId} runs={all} agentName={agentName} />
+              {runs.hasNextPage ? (
+                <button type="button" className="ghost" onClick={() => void runs.fetchNextPage()} disabled={runs.isFetchingNextPage}>
+                  {runs.isFetchingNextPage ? 'Loading…' : 'Older runs'}
+                </button>
+              ) : null}
+            </>
           )
-        }
+        }}
       </Query>
     </>
   )
