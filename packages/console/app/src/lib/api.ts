@@ -1,65 +1,17 @@
-import { createSlawClient, type ApiError, type paths, type SlawClient } from '@slaw/client'
-import type { Client } from 'openapi-fetch'
+import { createSlawClient, type ApiError, type operations, type Schemas, type SlawClient } from '@slaw/client'
 
-/**
- * Routes the console needs that the client's OpenAPI document does not list yet (the console's
- * session, an adapter's environment check, a run's stored live output). They are typed here in
- * the generated document's shape, so every call still goes through the one typed client.
- */
-type NoParams = { query?: never; header?: never; path?: never; cookie?: never }
-type IdParam<K extends string> = { query?: never; header?: never; path: { [P in K]: string }; cookie?: never }
-type Json<T> = { headers: Record<string, unknown>; content: { 'application/json': T } }
-type Errors = { 400: Json<ApiError>; 401: Json<ApiError>; 403: Json<ApiError>; 404: Json<ApiError>; 422: Json<ApiError>; 429: Json<ApiError> }
-type Op<P, Res, Body = undefined> = {
-  parameters: P
-  responses: { 200: Json<Res> } & Errors
-} & (Body extends undefined ? { requestBody?: never } : { requestBody: { content: { 'application/json': Body } } })
+type Ok<Op extends keyof operations> = operations[Op]['responses'] extends { 200: { content: { 'application/json': infer B } } } ? B : never
 
-export interface EnvironmentCheck {
-  adapterType: string
-  ok: boolean
-  checks: { name: string; status: 'ok' | 'warn' | 'fail'; message: string }[]
-}
-export interface RunOutputChunk {
-  id: string
-  stream: 'stdout' | 'stderr'
-  text: string
-  offset: number
-  at: string
-}
-export interface RunOutput {
-  runId: string
-  status: string
-  chunks: RunOutputChunk[]
-  next: string
-  outputTail: string | null
-}
-export interface ConsoleSession {
-  session: { expiresAt: string }
-}
+/** An adapter's environment check (`POST /api/agents/{id}/check-environment`). */
+export type EnvironmentCheck = Ok<'checkAgentEnvironment'> extends { environment: infer E } ? E : never
+/** A run's kept live output (`GET /api/heartbeat-runs/{runId}/output`). */
+export type RunOutput = Schemas['RunOutput']
 
-export interface ConsolePaths {
-  '/api/console/session': {
-    parameters: NoParams
-    get: Op<NoParams, ConsoleSession>
-    post: Op<NoParams, ConsoleSession, { operatorKey: string }>
-    delete: Op<NoParams, { ok: true }>
-  }
-  '/api/agents/{id}/check-environment': {
-    parameters: IdParam<'id'>
-    post: Op<IdParam<'id'>, { environment: EnvironmentCheck }>
-  }
-  '/api/heartbeat-runs/{runId}/output': {
-    parameters: IdParam<'runId'>
-    get: Op<{ query?: { after?: string; limit?: number }; header?: never; path: { runId: string }; cookie?: never }, RunOutput>
-  }
-}
-
-export type ConsoleClient = SlawClient & Client<paths & ConsolePaths>
+export type ConsoleClient = SlawClient
 
 /** One client for the whole app: no token, the same-origin session cookie authenticates it. */
 export function createConsoleClient(baseUrl: string, fetchImpl?: (input: Request) => Promise<Response>): ConsoleClient {
-  return createSlawClient({ baseUrl, ...(fetchImpl ? { fetch: fetchImpl } : {}) }) as ConsoleClient
+  return createSlawClient({ baseUrl, ...(fetchImpl ? { fetch: fetchImpl } : {}) })
 }
 
 /** A refused call, with the API's status and error code (docs/errors.md) kept for the UI. */
