@@ -286,9 +286,35 @@ export interface DashboardCounts {
   openIncidentBudgets: number
 }
 
+/** One squad's spend in a period, for `/metrics`. */
+export interface SquadSpendFigure extends CostTotals {
+  squadId: string
+  name: string
+}
+
+/**
+ * The instance-wide figures of `GET /metrics` (docs/operations.md), read at scrape time: runs in
+ * flight by status and adapter type, the squads with the highest spend this period and the squads
+ * with the most pending approvals (each at most `maxSquads`, with how many squads there were).
+ */
+export interface MetricFigures {
+  runsInFlight: Array<{ status: 'queued' | 'running'; adapterType: string; count: number }>
+  spend: SquadSpendFigure[]
+  /** Squads with a rollup for the period (more than `spend.length` when the list was cut). */
+  spendSquads: number
+  pendingApprovals: Array<{ squadId: string; name: string; count: number }>
+  /** Squads with a pending approval (more than `pendingApprovals.length` when the list was cut). */
+  approvalSquads: number
+}
+
 export interface DashboardRepository {
   /** Every live figure of the dashboard but run activity, in one round trip. */
   counts(squadId: string, input: { period: Period; incidentPeriods: Period[] }): Promise<DashboardCounts>
+  /**
+   * Optional: the instance-wide figures of `/metrics`, in one round trip, from the same rollups
+   * and counters as `counts` (no scan of runs or cost events). Without it `/metrics` has none.
+   */
+  metricFigures?(input: { period: Period; maxSquads: number }): Promise<MetricFigures>
   /**
    * Heartbeat runs per UTC day and status since `since`; null when this storage keeps no runs yet
    * (the dashboard then reports zero rows for every day).

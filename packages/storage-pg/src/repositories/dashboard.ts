@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { DashboardCounts, DashboardRepository, Period } from '@slaw/core'
+import type { DashboardCounts, DashboardRepository, MetricFigures, Period } from '@slaw/core'
 import type { Database } from '../schema.js'
 
 const totals = ['costCents', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'subscriptionTokens', 'events', 'cacheWriteTokens', 'unpricedTokens'] as const
@@ -55,6 +55,50 @@ export class PgDashboardRepository implements DashboardRepository {
       pendingApprovals: Number(r.pendingApprovals ?? 0),
       pendingHires: Number(r.pendingHires ?? 0),
       openIncidentBudgets: Number(r.openIncidentBudgets ?? 0),
+    }
+  }
+
+  async metricFigures(input: { period: Period; maxSquads: number }): Promise<MetricFigures> {
+    const max = Math.max(0, Math.floor(input.maxSquads))
+    // One round trip. Runs in flight through the partial indexes on queued and running runs (a
+    // handful of rows: caps bound them), spend from the month rollup's squad rows, approvals from
+    // the pending ones. Lists come back as JSON arrays: object keys would be camel-cased.
+    const { rows } = await sql<Record<string, unknown>>`
+      select
+        (select coalesce(json_agg(json_build_array(status, adapter_type, n)), '[]') from (
+           select r.status, coalesce(a.adapter_type, 'unknown') as adapter_type, count(*) as n
+             from (select agent_id, status from heartbeat_runs where status = 'queued'
+                   union all select agent_id, status from heartbeat_runs where status = 'running') r
+             left join agents a on a.id = r.agent_id
+            group by r.status, a.adapter_type) x) as "runs",
+        (select coalesce(json_agg(json_build_array(squad_id, name, cost_cents, input_tokens, cached_input_tokens, output_tokens,
+                                                   subscription_tokens, events, cache_write_tokens, unpriced_tokens)), '[]') from (
+           select r.squad_id, s.name, r.cost_cents, r.input_tokens, r.cached_input_tokens, r.output_tokens,
+                  r.subscription_tokens, r.events, r.cache_write_tokens, r.unpriced_tokens
+             from cost_rollups r join squads s on s.id = r.squad_id
+            where r.period = ${input.period} and r.scope = 'squad' and r.scope_key = ''
+            order by r.cost_cents desc, r.input_tokens + r.output_tokens desc, r.squad_id
+            limit ${max}) x) as "spend",
+        (select count(*) from cost_rollups where period = ${input.period} and scope = 'squad' and scope_key = '') as "spendSquads",
+        (select coalesce(json_agg(json_build_array(squad_id, name, n)), '[]') from (
+           select p.squad_id, s.name, p.n
+             from (select squad_id, count(*) as n from approvals where status = 'pending' group by squad_id) p
+             join squads s on s.id = p.squad_id
+            order by p.n desc, p.squad_id
+            limit ${max}) x) as "approvals",
+        (select count(distinct squad_id) from approvals where status = 'pending') as "approvalSquads"`.execute(this.db())
+    const r = rows[0] ?? {}
+    const list = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v ?? []) as unknown[][]
+    return {
+      runsInFlight: list(r.runs).map(([status, adapterType, n]) => ({ status: status as 'queued' | 'running', adapterType: String(adapterType), count: Number(n) })),
+      spend: list(r.spend).map(([squadId, name, ...f]) => ({
+        squadId: String(squadId),
+        name: String(name),
+        ...(Object.fromEntries(totals.map((k, i) => [k, Number(f[i] ?? 0)])) as Record<(typeof totals)[number], number>),
+      })),
+      spendSquads: Number(r.spendSquads ?? 0),
+      pendingApprovals: list(r.approvals).map(([squadId, name, n]) => ({ squadId: String(squadId), name: String(name), count: Number(n) })),
+      approvalSquads: Number(r.approvalSquads ?? 0),
     }
   }
 
