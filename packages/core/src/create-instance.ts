@@ -249,7 +249,7 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
   const eventHub = new EventHub(storage, options.eventBroker ?? storage.eventBroker, options.events ?? {}, log)
   const runOutput = new RunOutputRecorder(storage, options.events?.runOutput ?? {}, log)
   engine.onRunOutput(runOutput.onOutput)
-  const metrics = options.metrics === false ? undefined : new SlawMetrics({ storage, tower: options.tower, eventStreams: () => eventHub.size })
+  const metrics = options.metrics === false ? undefined : new SlawMetrics({ storage, tower: options.tower, eventStreams: () => eventHub.size, runs: engine, maxSquads: options.metrics ? options.metrics.maxSquads : undefined, now: options.now })
   const metricsPort = options.metrics ? options.metrics.port : undefined
   const app = await buildApp({
     services,

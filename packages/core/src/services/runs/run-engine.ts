@@ -46,6 +46,17 @@ export interface RunOptions {
   upstreamRetryBaseMs?: number
 }
 
+/**
+ * What the engine tells `/metrics` (http/metrics.ts) on this node: a wake or a run start a gate
+ * refused, a run start postponed by a concurrency cap, and a finished run with its agent's adapter
+ * type. Called synchronously; must not throw.
+ */
+export interface RunMetricsSink {
+  wakeRefused(error: SlawError, agent: Agent): void
+  runDeferred(reason: 'concurrency_cap'): void
+  runFinished(run: HeartbeatRun, adapterType: string): void
+}
+
 /** Live output of a run, as the adapter reads it (stdout and stderr chunks). */
 export interface RunOutputEvent extends AdapterOutputChunk {
   runId: string
@@ -92,6 +103,8 @@ export class RunEngine {
   private warnedNoApiUrl = false
   private readonly outputListeners = new Set<(event: RunOutputEvent) => void>()
   private readonly finishListeners = new Set<(run: HeartbeatRun) => void>()
+  /** Set by `/metrics` (createInstance); unset, nothing is counted. */
+  metrics: RunMetricsSink | undefined
 
   /**
    * Subscribes to every run this node finishes (succeeded, failed, cancelled, timed out). Returns
@@ -133,6 +146,12 @@ export class RunEngine {
    * (`enforce` mode, not enrolled), and every checkout guard (project paused, budget hard stops incl. token ceilings, tower hard limit).
    */
   async gate(tx: StorageSession, agent: Agent, squad: Squad, issue: Issue | null): Promise<SlawError | null> {
+    const refused = await this.refusal(tx, agent, squad, issue)
+    if (refused) this.metrics?.wakeRefused(refused, agent)
+    return refused
+  }
+
+  private async refusal(tx: StorageSession, agent: Agent, squad: Squad, issue: Issue | null): Promise<SlawError | null> {
     if (agent.status === 'terminated') return new SlawError('agent_not_active', 'The agent is terminated; it is never woken.')
     if (agent.status === 'paused') return new SlawError('agent_not_active', `The agent is paused${agent.pauseReason ? ` (${agent.pauseReason})` : ''}.`)
     if (squad.status === 'archived') return new SlawError('squad_archived')
@@ -211,6 +230,7 @@ export class RunEngine {
         await this.finish(run.id, ['queued'], { status: 'failed', error: `No adapter is registered for adapterType "${prepared.agent.adapterType}".`, finishedAt: this.ctx.now() })
         return { failed: 'no_adapter' }
       case 'over_cap':
+        this.metrics?.runDeferred('concurrency_cap')
         throw new JobDeferred(new Date(this.ctx.now().getTime() + overCapRetryMs))
       case 'started':
         await this.execute(prepared.run, prepared.agent, prepared.adapter, prepared.timing, control, prepared.session, prepared.context)
@@ -415,9 +435,12 @@ export class RunEngine {
    * already left `from` (another node or request ended it first).
    */
   async finish(runId: string, from: HeartbeatRunStatus[], end: RunFinish, usage?: AdapterUsage | AdapterUsage[], after?: { session?: AdapterSession | null; resumedId: string | null }): Promise<HeartbeatRun | undefined> {
+    let adapterType = 'unknown'
     const ended = await this.ctx.storage.transaction(async (tx) => {
       let run = await tx.heartbeatRuns.finish(runId, from, end)
       if (!run) return undefined
+      // For /metrics: finished runs by adapter type (one key read, only while metrics are on).
+      if (this.metrics) adapterType = (await tx.agents.get(run.agentId))?.adapterType ?? 'unknown'
       for (const u of Array.isArray(usage) ? usage : usage ? [usage] : []) run = await this.recordUsage(tx, run, u)
       if (after) await settleSession(tx, run, after.session, after.resumedId, end.finishedAt)
       await recordActivity(tx, engineActor, {
@@ -439,6 +462,7 @@ export class RunEngine {
     if (ended) {
       this.abortLocal(runId, `the run is ${ended.status}`)
       this.ctx.kickJobs()
+      this.metrics?.runFinished(ended, adapterType)
       for (const listener of this.finishListeners) {
         try {
           listener(ended)
