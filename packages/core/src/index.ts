@@ -14,6 +14,12 @@ export type {
   AgentAdapter, AdapterWakeInput, AdapterWakeResult, AdapterUsage, RunLiveness, AdapterSession, AdapterWakeContext, AdapterOutputChunk,
   AdapterEnvironmentCheck, AdapterEnvironmentReport, AdapterBillingType, CostStatus, AdapterErrorCode,
 } from './contracts/agent-adapter.js'
+export {
+  defineAgentAdapter, adapterConfigProblems, applyConfigDefaults, configSchemaProblems, defaultedConfigProblems, engineConfigProperties,
+  type AdapterConfig, type AgentAdapterDefinition, type EngineConfig,
+} from './contracts/adapter-config.js'
+// TypeBox, for adapter config schemas: adapters take @slaw/core as a peer and use this one TypeBox.
+export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 export type { TowerClient, TowerClientContext, TowerMode, TowerSkillsHook, TowerStatus } from './contracts/tower-client.js'
 export type { TowerRejection } from './contracts/tower-client.js'
 export type * from './records.js'

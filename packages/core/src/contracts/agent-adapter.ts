@@ -1,3 +1,4 @@
+import type { TObject } from '@sinclair/typebox'
 import type { ErrorDetail } from '../errors.js'
 
 /**
@@ -17,6 +18,14 @@ import type { ErrorDetail } from '../errors.js'
 export interface AgentAdapter {
   /** The `adapterType` agents name, e.g. `process` or `http`. */
   readonly type: string
+  /**
+   * The config's TypeBox schema, when the adapter declares one (`defineAgentAdapter` from
+   * `@slaw/core` makes such an adapter). slaw checks every written config against it (defaults
+   * applied), besides `validateConfig`, and reads `timeoutSec`/`graceSec` defaults from it. An adapter
+   * with a schema applies its defaults to `input.config` itself before it reads it (the helper does;
+   * the contract kit checks it): `input.config` is the config as stored.
+   */
+  readonly configSchema?: TObject
   /**
    * Checks an agent's `adapterConfig` when it is written (agent create, hire, PATCH); problems answer
    * 400 `invalid_payload` with these details. Omit to accept any object. Detail paths point inside
@@ -67,7 +76,8 @@ export interface AdapterEnvironmentReport {
   checks: AdapterEnvironmentCheck[]
 }
 
-export interface AdapterWakeInput {
+/** `C`: the config's type; `Record<string, unknown>` (the config as stored) unless the adapter declares a schema. */
+export interface AdapterWakeInput<C = Record<string, unknown>> {
   runId: string
   agentId: string
   squadId: string
@@ -75,8 +85,11 @@ export interface AdapterWakeInput {
   reason: string
   /** The whole environment of the agent: SVC_API_KEY (the run token), SVC_AGENT_ID, SVC_SQUAD_ID, SVC_API_URL, SVC_RUN_ID, SVC_TASK_ID, SVC_APPROVAL_ID, SVC_WAKE_COMMENT_ID, and resolved bindings. */
   env: Record<string, string>
-  /** The agent's `adapterConfig` (its `env` bindings are already resolved into `env`). */
-  config: Record<string, unknown>
+  /**
+   * The agent's `adapterConfig` as stored (its `env` bindings are already resolved into `env`). Typed
+   * by the schema, with its defaults applied, inside a `defineAgentAdapter` wake.
+   */
+  config: C
   /** Past this the adapter stops the agent and answers `timed_out`. */
   timeoutMs: number
   /** After asking the agent to stop, how long to wait before killing it. */

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
+import { Value } from '@sinclair/typebox/value'
+import { adapterConfigProblems, applyConfigDefaults, defaultedConfigProblems, schemaDefaults } from '../contracts/adapter-config.js'
 import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter } from '../contracts/agent-adapter.js'
 import { gate, settle, within, type Gate, type Settled, type Within } from './async-helpers.js'
 import type { AdapterScenario } from './contract-agent.js'
@@ -16,8 +18,8 @@ export interface AdapterContractOptions {
    */
   configFor(scenario: AdapterScenario): Promise<Record<string, unknown>> | Record<string, unknown>
   /**
-   * Configs `validateConfig` must refuse, each with at least one detail. Without them the
-   * validateConfig check only proves that the scenario configs pass.
+   * Configs the adapter must refuse (its `configSchema` or its `validateConfig`), each with at least
+   * one detail. Without them the validateConfig check only proves that the scenario configs pass.
    */
   invalidConfigs?: Record<string, unknown>[]
   /**
@@ -53,6 +55,8 @@ export const adapterContractChecks = [
   'output is a bounded tail',
   'validateConfig returns details for a bad config and none for a good one',
   'close() stops every running agent',
+  'the config schema accepts a config built from its own defaults',
+  "wake sees the config schema's defaults",
 ] as const
 
 /** Variables a server typically holds that must never reach an agent; the kit plants them. */
@@ -86,7 +90,8 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
   const success = accepts ? 'accepted' : 'succeeded'
   const probe = await startProbe()
   t.teardown(() => probe.close())
-  const [typeCheck, succeedCheck, failureCheck, envCheck, timeoutCheck, abortCheck, outputCheck, validateCheck, closeCheck] = adapterContractChecks
+  const [typeCheck, succeedCheck, failureCheck, envCheck, timeoutCheck, abortCheck, outputCheck, validateCheck, closeCheck, defaultsValidCheck, defaultsSeenCheck] =
+    adapterContractChecks
 
   /** One wake of a scenario on a fresh adapter (or the one given), with a fresh run on the probe. */
   const wake = async (t: ContractTest, scenario: AdapterScenario, adapter: AgentAdapter, overrides: Partial<AdapterWakeInput> = {}) => {
@@ -233,17 +238,17 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
   await t.test(validateCheck, {}, async (t) => {
     const adapter = await adapters(t)
     const invalid = options.invalidConfigs ?? []
-    if (!adapter.validateConfig) {
-      t.equal(invalid.length, 0, 'an adapter without validateConfig accepts every config, so invalidConfigs must be empty')
+    if (!adapter.validateConfig && !adapter.configSchema) {
+      t.equal(invalid.length, 0, 'an adapter without validateConfig or configSchema accepts every config, so invalidConfigs must be empty')
       return
     }
     const scenarios: AdapterScenario[] = [{ kind: 'succeed' }, { kind: 'fail', exitCode: 3 }, { kind: 'hang' }, { kind: 'echo-env' }, { kind: 'print', bytes: 1, lastLine: 'x' }]
     for (const scenario of scenarios) {
-      const details = adapter.validateConfig(await options.configFor(scenario))
+      const details = adapterConfigProblems(adapter, await options.configFor(scenario))
       t.same(details, [], `the ${scenario.kind} config is valid`)
     }
     for (const config of invalid) {
-      const details = adapter.validateConfig(config)
+      const details = adapterConfigProblems(adapter, config)
       t.ok(Array.isArray(details) && details.length > 0, `${JSON.stringify(config)} is refused`)
       t.ok(
         Array.isArray(details) && details.every((d) => typeof d.path === 'string' && typeof d.message === 'string' && d.message.length > 0),
@@ -264,6 +269,89 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
     const status = resultOf(outcome)?.status
     t.ok(status !== undefined && status !== 'succeeded' && status !== 'accepted', `the running wake ends, not as a success (got ${describe(outcome)})`)
     t.ok('value' in gone, 'the agent was stopped: its connection closed')
+  })
+
+  await t.test(defaultsValidCheck, {}, async (t) => {
+    const adapter = await adapters(t)
+    const schema = adapter.configSchema
+    if (!schema) {
+      t.equal(schema, undefined, 'the adapter declares no configSchema: its configs have no defaults to check')
+      return
+    }
+    const defaults = schemaDefaults(schema)
+    for (const d of defaults) t.ok(Value.Check(d.schema, d.value), `the default of ${d.path} (${JSON.stringify(d.value)}) fits its own schema`)
+    // A written config may leave every defaulted key out: the one the adapter then runs is built from the defaults.
+    const config = withoutKeys(await options.configFor({ kind: 'succeed' }), defaults.map((d) => d.path))
+    t.same(adapterConfigProblems(adapter, config), [], 'the succeed config with its defaulted keys left out is valid as written')
+    const built = applyConfigDefaults(schema, config)
+    t.same(defaultedConfigProblems(schema, config), [], `with the defaults applied it still fits the schema (built: ${JSON.stringify(built)})`)
+    t.same(adapterConfigProblems(adapter, built), [], 'and the adapter accepts the built config as written')
+  })
+
+  await t.test(defaultsSeenCheck, {}, async (t) => {
+    const adapter = await adapters(t)
+    const schema = adapter.configSchema
+    if (!schema) {
+      t.equal(schema, undefined, 'the adapter declares no configSchema: wake gets the config as stored')
+      return
+    }
+    const defaults = schemaDefaults(schema)
+    // The config as stored, without the keys whose value is their default: wake must fill them in from the schema.
+    const stored = await options.configFor({ kind: 'succeed' })
+    const omitted = defaults.filter((d) => { const v = valueAt(stored, d.path); return v === undefined || Value.Equal(v, d.value) }).map((d) => d.path)
+    const missed = new Set<string>()
+    const config = watchMissing(withoutKeys(stored, omitted), new Set(omitted), '', missed)
+    const w = await wake(t, { kind: 'succeed' }, adapter, { config })
+    const outcome = await within(slackMs, w.settled)
+    t.ok('value' in outcome && 'value' in outcome.value, `the wake resolves (got ${describe(outcome)})`)
+    t.same(
+      [...missed],
+      [],
+      `wake reads no defaulted key off the stored config as missing: it applies the schema's defaults first (defineAgentAdapter does; ${omitted.length} defaulted key(s) left out: ${omitted.join(', ') || 'none'})`,
+    )
+  })
+}
+
+/** A deep copy of a config without the keys at `paths` (JSON pointers). */
+function withoutKeys(config: Record<string, unknown>, paths: string[]): Record<string, unknown> {
+  const copy = structuredClone(config)
+  for (const path of paths) {
+    const keys = path.split('/').slice(1)
+    let at: unknown = copy
+    for (const k of keys.slice(0, -1)) at = at && typeof at === 'object' ? (at as Record<string, unknown>)[k] : undefined
+    if (at && typeof at === 'object') delete (at as Record<string, unknown>)[keys[keys.length - 1]!]
+  }
+  return copy
+}
+
+function valueAt(config: Record<string, unknown>, path: string): unknown {
+  let at: unknown = config
+  for (const k of path.split('/').slice(1)) at = at && typeof at === 'object' ? (at as Record<string, unknown>)[k] : undefined
+  return at
+}
+
+/**
+ * The config behind a proxy that notes every read (or `in` test) of a key the schema gives a default
+ * while the config leaves it out: an adapter that applied the defaults never asks the stored config
+ * for such a key (copying it reads only the keys it has).
+ */
+function watchMissing(config: Record<string, unknown>, defaulted: Set<string>, base: string, missed: Set<string>): Record<string, unknown> {
+  const nested = new Map<string, Record<string, unknown>>()
+  for (const [k, v] of Object.entries(config)) {
+    if (v && typeof v === 'object' && !Array.isArray(v)) nested.set(k, watchMissing(v as Record<string, unknown>, defaulted, `${base}/${k}`, missed))
+  }
+  const note = (key: string | symbol, target: Record<string, unknown>): void => {
+    if (typeof key === 'string' && !(key in target) && defaulted.has(`${base}/${key}`)) missed.add(`${base}/${key}`)
+  }
+  return new Proxy(config, {
+    get(target, key, receiver) {
+      note(key, target)
+      return typeof key === 'string' && nested.has(key) ? nested.get(key) : Reflect.get(target, key, receiver)
+    },
+    has(target, key) {
+      note(key, target)
+      return Reflect.has(target, key)
+    },
   })
 }
 

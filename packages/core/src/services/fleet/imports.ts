@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises'
 import { isAbsolute, resolve } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { adapterConfigProblems } from '../../contracts/adapter-config.js'
 import { SlawError, invalid, type ErrorDetail } from '../../errors.js'
 import type { StorageSession } from '../../contracts/storage.js'
 import type { Agent } from '../../records.js'
@@ -300,7 +301,7 @@ export class ImportService {
       const item: ImportItem = name === bundleName ? { type: 'agent', name: bundleName } : { type: 'agent', name: bundleName, as: name }
       // A bundle never carries adapterConfig (it may hold paths and bindings of another host): say
       // which agents cannot be woken until an Operator sets one.
-      const configProblems = this.ctx.adapters.get(source.adapterType)!.validateConfig?.({}) ?? []
+      const configProblems = adapterConfigProblems(this.ctx.adapters.get(source.adapterType)!, {})
       if (configProblems.length) {
         item.needsAdapterConfig = true
         item.message = `set adapterConfig before waking it (${source.adapterType}: ${configProblems.map((d) => `${d.path} ${d.message}`).join('; ')})`

@@ -1,3 +1,4 @@
+import { adapterConfigProblems } from '../../contracts/adapter-config.js'
 import { SlawError, type ErrorDetail } from '../../errors.js'
 import { isPrivileged, type Actor } from '../foundation/actor.js'
 import type { ServiceContext } from '../foundation/context.js'
@@ -8,7 +9,10 @@ const envName = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
 
 /**
  * Checks an agent's adapterConfig (docs/heartbeats.md: adapterConfig) before it is stored: the common keys the run
- * engine reads (`env` bindings, `timeoutSec`, `graceSec`), then the adapter's own `validateConfig`.
+ * engine reads (`env` bindings, `timeoutSec`, `graceSec`), then the adapter's: its `configSchema`
+ * (compiled once per adapter, defaults applied) and its own `validateConfig`, both sets reported. At
+ * the engine's keys the engine's details stand: an adapter's detail there (a schema mirroring them)
+ * is dropped when the engine already reported that path.
  * Problems answer 400 `invalid_payload` with every detail. Only the Operator may bind a secret or
  * set an env name that loads code (an agent writes a config through a hire request).
  */
@@ -36,8 +40,13 @@ export function validateAdapterConfig(ctx: ServiceContext, actor: Actor, adapter
     if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 86_400)) details.push({ path: `${base}/${key}`, message: `${key} must be an integer from 1 to 86400` })
   }
   const adapter = ctx.adapters.get(adapterType)
-  if (adapter?.validateConfig) {
-    for (const d of adapter.validateConfig(config)) details.push({ path: d.path.startsWith(base) ? d.path : `${base}${d.path.startsWith('/') ? '' : '/'}${d.path}`, message: d.message })
+  if (adapter) {
+    const engineReported = details.map((d) => d.path)
+    for (const d of adapterConfigProblems(adapter, config)) {
+      const path = d.path.startsWith(base) ? d.path : `${base}${d.path.startsWith('/') ? '' : '/'}${d.path}`
+      if (engineReported.some((p) => path === p || path.startsWith(`${p}/`))) continue
+      details.push({ path, message: d.message })
+    }
   }
   if (details.length) throw new SlawError('invalid_payload', details[0]!.message, details)
 }
