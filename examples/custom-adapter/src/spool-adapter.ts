@@ -1,6 +1,6 @@
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter, ErrorDetail } from '@slaw/core'
+import { Type, defineAgentAdapter, type AdapterConfig, type AdapterWakeInput, type AdapterWakeResult, type AgentAdapter } from '@slaw/core'
 import { claimedFile, jobFile, resultFile, stopFile, type SpoolJob, type SpoolResult } from './spool-files.js'
 
 export interface SpoolAdapterOptions {
@@ -13,6 +13,17 @@ export interface SpoolAdapterOptions {
 }
 
 const queueName = /^[a-z0-9][a-z0-9-]{0,62}$/
+
+/**
+ * An agent's config: the queue whose worker serves it, and a `task` handed to the worker as is (any
+ * JSON; null when not set). `env`, `timeoutSec` and `graceSec` are slaw's own keys, allowed in every config.
+ */
+export const spoolConfigSchema = Type.Object({
+  queue: Type.String({ pattern: queueName.source, errorMessage: 'queue must name a spool queue: lowercase letters, digits and dashes' }),
+  task: Type.Unknown({ default: null }),
+})
+
+export type SpoolAgentConfig = AdapterConfig<typeof spoolConfigSchema>
 
 /**
  * Wakes an agent by writing a job file into `<dir>/<queue>/` and waiting for the worker serving that
@@ -29,12 +40,12 @@ export function spoolAdapter(options: SpoolAdapterOptions): AgentAdapter {
   const closing = new AbortController()
   const pending = new Set<Promise<AdapterWakeResult>>()
 
-  async function wake(input: AdapterWakeInput): Promise<AdapterWakeResult> {
+  async function wake(input: AdapterWakeInput<SpoolAgentConfig>): Promise<AdapterWakeResult> {
     if (closing.signal.aborted) return { status: 'cancelled', error: 'the spool adapter is closed' }
     if (input.signal.aborted) return { status: 'cancelled', error: 'the run was cancelled before the job was written' }
-    const queue = String(input.config.queue ?? '')
+    const { queue, task } = input.config
     const queueDir = join(options.dir, queue)
-    if (!queueName.test(queue) || !(await stat(queueDir).catch(() => null))?.isDirectory()) {
+    if (!(await stat(queueDir).catch(() => null))?.isDirectory()) {
       return { status: 'failed', error: `no worker serves the queue "${queue}" (its spool directory is missing)` }
     }
     const job: SpoolJob = {
@@ -43,7 +54,7 @@ export function spoolAdapter(options: SpoolAdapterOptions): AgentAdapter {
       squadId: input.squadId,
       issueId: input.issueId,
       reason: input.reason,
-      task: input.config.task ?? null,
+      task: task ?? null,
       env: input.env,
     }
     const files = { job: join(queueDir, jobFile(input.runId)), claimed: join(queueDir, claimedFile(input.runId)), result: join(queueDir, resultFile(input.runId)), stop: join(queueDir, stopFile(input.runId)) }
@@ -56,7 +67,7 @@ export function spoolAdapter(options: SpoolAdapterOptions): AgentAdapter {
     }
   }
 
-  async function waitForResult(input: AdapterWakeInput, files: { result: string; stop: string }): Promise<AdapterWakeResult> {
+  async function waitForResult(input: AdapterWakeInput<unknown>, files: { result: string; stop: string }): Promise<AdapterWakeResult> {
     let stopping: { status: 'timed_out' | 'cancelled'; error: string } | null = null
     let giveUpAt = Infinity
     const deadline = Date.now() + input.timeoutMs
@@ -81,14 +92,9 @@ export function spoolAdapter(options: SpoolAdapterOptions): AgentAdapter {
     }
   }
 
-  return {
+  return defineAgentAdapter({
     type: 'spool',
-    validateConfig(config: Record<string, unknown>): ErrorDetail[] {
-      if (typeof config.queue !== 'string' || !queueName.test(config.queue)) {
-        return [{ path: '/queue', message: 'queue must name a spool queue: lowercase letters, digits and dashes' }]
-      }
-      return []
-    },
+    configSchema: spoolConfigSchema,
     async wake(input) {
       const p = wake(input)
       pending.add(p)
@@ -102,7 +108,7 @@ export function spoolAdapter(options: SpoolAdapterOptions): AgentAdapter {
       closing.abort()
       await Promise.allSettled([...pending])
     },
-  } satisfies AgentAdapter
+  })
 }
 
 async function readResult(path: string): Promise<SpoolResult | null> {

@@ -1,7 +1,7 @@
-import type { AdapterEnvironmentReport, AdapterWakeInput, AdapterWakeResult, AgentAdapter, ErrorDetail } from '@slaw/core'
+import { Type, defineAgentAdapter, type AdapterConfig, type AdapterWakeInput, type AdapterWakeResult, type AgentAdapter } from '@slaw/core'
 import {
-  checkEnvContainer, checkOptionalString, checkSeconds, childEnv, defaultOutputTailBytes, firstLine, isRecord, isTransientUpstream, missingCwd,
-  renderWakePrompt, retryTimeFrom, runChild, checkCliEnvironment, checkStringArray, summaryOf, type ChildOutcome, type ChildRun,
+  childEnv, defaultOutputTailBytes, firstLine, isTransientUpstream, missingCwd, renderWakePrompt, retryTimeFrom, runChild, checkCliEnvironment, summaryOf,
+  type ChildOutcome, type ChildRun,
 } from '@slaw/adapters'
 import { ClaudeStream } from './claude-stream.js'
 
@@ -18,18 +18,18 @@ export interface ClaudeAdapterOptions {
   lingerMs?: number
 }
 
-/** The agent config of a `claude_local` agent. */
-export interface ClaudeAgentConfig {
-  command?: string
-  cwd: string
-  model?: string
-  extraArgs?: string[]
-  env?: Record<string, unknown>
-  promptTemplate?: string
-  maxTurns?: number
-  timeoutSec?: number
-  graceSec?: number
-}
+/** The agent config of a `claude_local` agent (`env`, `timeoutSec`, `graceSec`: the run engine's keys, merged in). */
+export const claudeConfigSchema = Type.Object({
+  command: Type.String({ minLength: 1, default: 'claude', errorMessage: 'command must be a non-empty string' }),
+  cwd: Type.String({ pattern: '\\S', errorMessage: 'a claude_local agent needs cwd: the directory the CLI works in' }),
+  model: Type.Optional(Type.String({ minLength: 1, errorMessage: 'model must be a non-empty string' })),
+  maxTurns: Type.Optional(Type.Integer({ minimum: 1, errorMessage: 'maxTurns must be a whole number of at least 1' })),
+  extraArgs: Type.Array(Type.String(), { default: [], errorMessage: 'extraArgs must be an array of strings' }),
+  promptTemplate: Type.Optional(Type.String({ minLength: 1, errorMessage: 'promptTemplate must be a non-empty string' })),
+})
+
+/** The agent config of a `claude_local` agent as its wake sees it (`command` defaults to `claude`, `extraArgs` to `[]`). */
+export type ClaudeAgentConfig = AdapterConfig<typeof claudeConfigSchema>
 
 const authPattern = /not logged in|please run \/login|authentication_failed|invalid api key|oauth token (has )?expired|\b401\b|unauthorized|login required/i
 const sessionPattern = /no conversation found with session id|session .* (not found|does not exist)/i
@@ -48,22 +48,23 @@ export function claudeAdapter(options: ClaudeAdapterOptions = {}): AgentAdapter 
   const running = new Set<ChildRun>()
   let closed = false
 
-  const attempt = async (input: AdapterWakeInput, config: Record<string, unknown>, sessionId: string | null): Promise<{ outcome: ChildOutcome; stream: ClaudeStream }> => {
+  const attempt = async (input: AdapterWakeInput<ClaudeAgentConfig>, sessionId: string | null): Promise<{ outcome: ChildOutcome; stream: ClaudeStream }> => {
+    const config = input.config
     const args = ['--print', '-', '--output-format', 'stream-json', '--verbose']
     if (sessionId) args.push('--resume', sessionId)
-    if (typeof config.model === 'string' && config.model) args.push('--model', config.model)
-    if (typeof config.maxTurns === 'number') args.push('--max-turns', String(config.maxTurns))
+    if (config.model) args.push('--model', config.model)
+    if (config.maxTurns !== undefined) args.push('--max-turns', String(config.maxTurns))
     const agentPrompt = input.context?.agentPrompt
     if (agentPrompt && agentPrompt.trim()) args.push('--append-system-prompt', agentPrompt)
-    if (Array.isArray(config.extraArgs)) args.push(...config.extraArgs.map(String))
+    args.push(...config.extraArgs)
     const stream = new ClaudeStream()
     let linger: NodeJS.Timeout | undefined
     const run = runChild({
-      command: typeof config.command === 'string' && config.command ? config.command : 'claude',
+      command: config.command,
       args,
-      cwd: String(config.cwd),
+      cwd: config.cwd,
       env: childEnv(inherit, input.env),
-      stdin: renderWakePrompt(typeof config.promptTemplate === 'string' ? config.promptTemplate : undefined, input),
+      stdin: renderWakePrompt(config.promptTemplate, input),
       timeoutMs: input.timeoutMs,
       graceMs: input.graceMs,
       signal: input.signal,
@@ -84,44 +85,27 @@ export function claudeAdapter(options: ClaudeAdapterOptions = {}): AgentAdapter 
     }
   }
 
-  return {
+  return defineAgentAdapter({
     type: 'claude_local',
+    configSchema: claudeConfigSchema,
 
-    validateConfig(config: Record<string, unknown>): ErrorDetail[] {
-      const details: ErrorDetail[] = []
-      checkOptionalString(config, 'command', details)
-      if (typeof config.cwd !== 'string' || config.cwd.trim() === '') details.push({ path: '/cwd', message: 'a claude_local agent needs cwd: the directory the CLI works in' })
-      checkOptionalString(config, 'model', details)
-      checkOptionalString(config, 'promptTemplate', details)
-      checkStringArray(config, 'extraArgs', details)
-      checkEnvContainer(config, details)
-      if (config.maxTurns !== undefined && !(typeof config.maxTurns === 'number' && Number.isInteger(config.maxTurns) && config.maxTurns >= 1)) {
-        details.push({ path: '/maxTurns', message: 'maxTurns must be a whole number of at least 1' })
-      }
-      checkSeconds(config, 'timeoutSec', 1, details)
-      checkSeconds(config, 'graceSec', 0, details)
-      return details
-    },
-
-    async wake(input: AdapterWakeInput): Promise<AdapterWakeResult> {
+    async wake(input) {
       if (closed) return { status: 'cancelled', error: 'the claude_local adapter is closed' }
       if (input.signal.aborted) return { status: 'cancelled', error: 'the run was cancelled before the agent started' }
-      const config = input.config
-      if (typeof config.cwd !== 'string' || !config.cwd) return { status: 'failed', error: 'the agent has no working directory (adapterConfig.cwd)' }
-      const badCwd = await missingCwd(config.cwd)
+      const badCwd = await missingCwd(input.config.cwd)
       if (badCwd) return { status: 'failed', error: badCwd }
       const resumed = input.session?.id ?? null
-      const first = readResult(await attempt(input, config, resumed), input)
+      const first = readResult(await attempt(input, resumed), input)
       if (first.errorCode !== 'session_not_found' || !resumed || input.signal.aborted) return first
       // The saved session is gone (expired, another machine): once more, fresh, in the same run.
-      const fresh = readResult(await attempt(input, config, null), input)
+      const fresh = readResult(await attempt(input, null), input)
       return { ...fresh, output: `${first.output ?? ''}\n--- session ${resumed} was not found; started a fresh session ---\n${fresh.output ?? ''}`.slice(-tailBytes), ...(fresh.status === 'succeeded' ? {} : { session: null }) }
     },
 
-    checkEnvironment(config: Record<string, unknown>): Promise<AdapterEnvironmentReport> {
+    checkEnvironment(config) {
       return checkCliEnvironment({
-        command: typeof config.command === 'string' && config.command ? config.command : 'claude',
-        cwd: typeof config.cwd === 'string' ? config.cwd : undefined,
+        command: config.command,
+        cwd: config.cwd,
         inherit,
         env: {},
         bindings: config.env,
@@ -145,11 +129,11 @@ export function claudeAdapter(options: ClaudeAdapterOptions = {}): AgentAdapter 
       for (const run of all) run.stop('cancelled')
       await Promise.all(all.map((r) => r.done))
     },
-  } satisfies AgentAdapter
+  })
 }
 
 /** How a run went, from the process's end and the events it printed. */
-function readResult({ outcome, stream }: { outcome: ChildOutcome; stream: ClaudeStream }, input: AdapterWakeInput): AdapterWakeResult {
+function readResult({ outcome, stream }: { outcome: ChildOutcome; stream: ClaudeStream }, input: AdapterWakeInput<ClaudeAgentConfig>): AdapterWakeResult {
   const output = outcome.output
   const exitCode = outcome.exitCode
   if (outcome.ended === 'spawn_error') {

@@ -1,2 +1,2 @@
-export { claudeAdapter, type ClaudeAdapterOptions, type ClaudeAgentConfig } from './claude-adapter.js'
+export { claudeAdapter, claudeConfigSchema, type ClaudeAdapterOptions, type ClaudeAgentConfig } from './claude-adapter.js'
 export { ClaudeStream } from './claude-stream.js'

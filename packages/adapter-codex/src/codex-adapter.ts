@@ -1,7 +1,7 @@
-import type { AdapterEnvironmentReport, AdapterWakeInput, AdapterWakeResult, AgentAdapter, ErrorDetail } from '@slaw/core'
+import { Type, defineAgentAdapter, type AdapterConfig, type AdapterWakeInput, type AdapterWakeResult, type AgentAdapter } from '@slaw/core'
 import {
-  checkCliEnvironment, checkEnvContainer, checkOptionalString, checkSeconds, checkStringArray, childEnv, defaultOutputTailBytes, firstLine,
-  isTransientUpstream, missingCwd, renderWakePrompt, retryTimeFrom, runChild, summaryOf, type ChildOutcome, type ChildRun,
+  checkCliEnvironment, childEnv, defaultOutputTailBytes, firstLine, isTransientUpstream, missingCwd, renderWakePrompt, retryTimeFrom, runChild, summaryOf,
+  type ChildOutcome, type ChildRun,
 } from '@slaw/adapters'
 import { CodexStream, type CodexPriceTable } from './codex-stream.js'
 
@@ -22,17 +22,19 @@ export interface CodexAdapterOptions {
   prices?: CodexPriceTable
 }
 
-/** The agent config of a `codex_local` agent. */
-export interface CodexAgentConfig {
-  command?: string
-  cwd: string
-  model?: string
-  extraArgs?: string[]
-  env?: Record<string, unknown>
-  promptTemplate?: string
-  timeoutSec?: number
-  graceSec?: number
-}
+/** The agent config of a `codex_local` agent (`env`, `timeoutSec`, `graceSec`: the run engine's keys, merged in). */
+export const codexConfigSchema = Type.Object({
+  command: Type.String({ minLength: 1, default: 'codex', errorMessage: 'command must be a non-empty string' }),
+  cwd: Type.String({ pattern: '\\S', errorMessage: 'a codex_local agent needs cwd: the directory the CLI works in' }),
+  model: Type.Optional(Type.String({ minLength: 1, errorMessage: 'model must be a non-empty string' })),
+  extraArgs: Type.Array(Type.String(), { default: [], errorMessage: 'extraArgs must be an array of strings' }),
+  promptTemplate: Type.Optional(Type.String({ minLength: 1, errorMessage: 'promptTemplate must be a non-empty string' })),
+  // Said outright, so a config copied from a claude_local agent is refused instead of silently ignored.
+  maxTurns: Type.Optional(Type.Never({ errorMessage: 'maxTurns is a claude_local setting; the Codex CLI has none' })),
+})
+
+/** The agent config of a `codex_local` agent as its wake sees it (`command` defaults to `codex`, `extraArgs` to `[]`). */
+export type CodexAgentConfig = AdapterConfig<typeof codexConfigSchema>
 
 const authPattern = /not logged in|please (run )?(codex )?login|\b401\b|unauthorized|invalid api key|incorrect api key|missing bearer|authentication/i
 const sessionPattern = /no rollout found for thread id|unknown thread id|thread .* not found/i
@@ -50,20 +52,21 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
   const running = new Set<ChildRun>()
   let closed = false
 
-  const attempt = async (input: AdapterWakeInput, config: Record<string, unknown>, threadId: string | null): Promise<{ outcome: ChildOutcome; stream: CodexStream }> => {
+  const attempt = async (input: AdapterWakeInput<CodexAgentConfig>, threadId: string | null): Promise<{ outcome: ChildOutcome; stream: CodexStream }> => {
+    const config = input.config
     const args = ['exec', '--json']
-    if (typeof config.model === 'string' && config.model) args.push('--model', config.model)
-    if (Array.isArray(config.extraArgs)) args.push(...config.extraArgs.map(String))
+    if (config.model) args.push('--model', config.model)
+    args.push(...config.extraArgs)
     if (threadId) args.push('resume', threadId)
     args.push('-')
     const stream = new CodexStream()
     let linger: NodeJS.Timeout | undefined
     const run = runChild({
-      command: typeof config.command === 'string' && config.command ? config.command : 'codex',
+      command: config.command,
       args,
-      cwd: String(config.cwd),
+      cwd: config.cwd,
       env: childEnv(inherit, input.env),
-      stdin: withAgentPrompt(input.context?.agentPrompt, renderWakePrompt(typeof config.promptTemplate === 'string' ? config.promptTemplate : undefined, input)),
+      stdin: withAgentPrompt(input.context?.agentPrompt, renderWakePrompt(config.promptTemplate, input)),
       timeoutMs: input.timeoutMs,
       graceMs: input.graceMs,
       signal: input.signal,
@@ -83,7 +86,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
     }
   }
 
-  const readResult = ({ outcome, stream }: { outcome: ChildOutcome; stream: CodexStream }, input: AdapterWakeInput): AdapterWakeResult => {
+  const readResult = ({ outcome, stream }: { outcome: ChildOutcome; stream: CodexStream }, input: AdapterWakeInput<CodexAgentConfig>): AdapterWakeResult => {
     const output = outcome.output
     const exitCode = outcome.exitCode
     if (outcome.ended === 'spawn_error') {
@@ -91,7 +94,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
       return { status: 'failed', exitCode: null, error: missing ? `${outcome.spawnError!.message} (is the Codex CLI installed and on PATH?)` : outcome.spawnError!.message, ...(missing ? { errorCode: 'command_not_found' } : {}), output }
     }
     if (outcome.ended === 'cancelled') return { status: 'cancelled', exitCode, error: 'the run was cancelled and the agent was stopped', output }
-    const model = typeof input.config.model === 'string' && input.config.model ? input.config.model : undefined
+    const model = input.config.model || undefined
     const usage = stream.usage(model, options.prices)
     const summary = summaryOf(stream.lastMessage)
     const extra = { ...(usage ? { usage } : {}), ...(summary ? { summary } : {}) }
@@ -117,42 +120,27 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
     return failed(undefined, `the Codex CLI exited with code ${exitCode ?? `null (${outcome.signal})`}${text ? `: ${firstLine(text)}` : ''}`)
   }
 
-  return {
+  return defineAgentAdapter({
     type: 'codex_local',
+    configSchema: codexConfigSchema,
 
-    validateConfig(config: Record<string, unknown>): ErrorDetail[] {
-      const details: ErrorDetail[] = []
-      checkOptionalString(config, 'command', details)
-      if (typeof config.cwd !== 'string' || config.cwd.trim() === '') details.push({ path: '/cwd', message: 'a codex_local agent needs cwd: the directory the CLI works in' })
-      checkOptionalString(config, 'model', details)
-      checkOptionalString(config, 'promptTemplate', details)
-      checkStringArray(config, 'extraArgs', details)
-      checkEnvContainer(config, details)
-      if (config.maxTurns !== undefined) details.push({ path: '/maxTurns', message: 'maxTurns is a claude_local setting; the Codex CLI has none' })
-      checkSeconds(config, 'timeoutSec', 1, details)
-      checkSeconds(config, 'graceSec', 0, details)
-      return details
-    },
-
-    async wake(input: AdapterWakeInput): Promise<AdapterWakeResult> {
+    async wake(input) {
       if (closed) return { status: 'cancelled', error: 'the codex_local adapter is closed' }
       if (input.signal.aborted) return { status: 'cancelled', error: 'the run was cancelled before the agent started' }
-      const config = input.config
-      if (typeof config.cwd !== 'string' || !config.cwd) return { status: 'failed', error: 'the agent has no working directory (adapterConfig.cwd)' }
-      const badCwd = await missingCwd(config.cwd)
+      const badCwd = await missingCwd(input.config.cwd)
       if (badCwd) return { status: 'failed', error: badCwd }
       const resumed = input.session?.id ?? null
-      const first = readResult(await attempt(input, config, resumed), input)
+      const first = readResult(await attempt(input, resumed), input)
       if (first.errorCode !== 'session_not_found' || !resumed || input.signal.aborted) return first
       // The saved thread is gone: once more, fresh, in the same run.
-      const fresh = readResult(await attempt(input, config, null), input)
+      const fresh = readResult(await attempt(input, null), input)
       return { ...fresh, output: `${first.output ?? ''}\n--- thread ${resumed} was not found; started a fresh thread ---\n${fresh.output ?? ''}`.slice(-tailBytes), ...(fresh.status === 'succeeded' ? {} : { session: null }) }
     },
 
-    checkEnvironment(config: Record<string, unknown>): Promise<AdapterEnvironmentReport> {
+    checkEnvironment(config) {
       return checkCliEnvironment({
-        command: typeof config.command === 'string' && config.command ? config.command : 'codex',
-        cwd: typeof config.cwd === 'string' ? config.cwd : undefined,
+        command: config.command,
+        cwd: config.cwd,
         inherit,
         env: {},
         bindings: config.env,
@@ -170,7 +158,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
       for (const run of all) run.stop('cancelled')
       await Promise.all(all.map((r) => r.done))
     },
-  } satisfies AgentAdapter
+  })
 }
 
 /**

@@ -1,2 +1,2 @@
-export { codexAdapter, type CodexAdapterOptions, type CodexAgentConfig } from './codex-adapter.js'
+export { codexAdapter, codexConfigSchema, type CodexAdapterOptions, type CodexAgentConfig } from './codex-adapter.js'
 export { CodexStream, type CodexPriceTable } from './codex-stream.js'

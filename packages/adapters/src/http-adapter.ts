@@ -1,8 +1,8 @@
 import { request as httpRequest, type ClientRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { isIP } from 'node:net'
-import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter, ErrorDetail } from '@slaw/core'
-import { checkSeconds, isRecord, timerMs } from './config-checks.js'
+import { Type, defineAgentAdapter, type AdapterConfig, type AdapterWakeInput, type AdapterWakeResult, type AgentAdapter, type ErrorDetail } from '@slaw/core'
+import { isRecord, timerMs } from './config-checks.js'
 import { OutputTail, defaultOutputTailBytes } from './output-tail.js'
 import { signatureHeader, wakeSignature } from './signature.js'
 import { EgressRefusedError, classifyAddress, egressRefusal, guardedLookup, type EgressPolicy } from './egress.js'
@@ -28,12 +28,22 @@ export interface HttpAdapterOptions {
 /** The most of a non-2xx answer kept as output: its first line, scrubbed, clipped to this. */
 export const failedAnswerChars = 200
 
-/** The agent config of an `http` agent (docs/adapters.md; adapterConfig in docs/heartbeats.md). */
-export interface HttpAgentConfig {
-  url: string
-  headers?: Record<string, string>
-  timeoutSec?: number
-}
+const urlMessage = 'an http agent needs a url starting with http:// or https://'
+
+/**
+ * The agent config of an `http` agent (docs/adapters.md; adapterConfig in docs/heartbeats.md). Which
+ * header names are allowed (valid, not owned by the adapter) is `validateConfig`'s: a schema cannot say it.
+ */
+export const httpConfigSchema = Type.Object({
+  url: Type.String({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', errorMessage: urlMessage }),
+  headers: Type.Record(Type.String(), Type.String({ pattern: '^[^\\r\\n\\0]*$', errorMessage: 'a header value must be a string without line breaks' }), {
+    default: {},
+    errorMessage: 'headers must be an object of name: string value',
+  }),
+})
+
+/** The agent config of an `http` agent, as its wake sees it (`headers` defaults to `{}`). */
+export type HttpAgentConfig = AdapterConfig<typeof httpConfigSchema>
 
 /** The JSON body POSTed to an http agent. `env` is exactly the agent's wake environment. */
 export interface HttpWakeBody {
@@ -81,28 +91,25 @@ export function httpAdapter(options: HttpAdapterOptions = {}): AgentAdapter {
   const pending = new Set<Promise<AdapterWakeResult>>()
   let closed = false
 
-  return {
+  return defineAgentAdapter({
     type: 'http',
+    configSchema: httpConfigSchema,
 
+    // What the schema cannot say: a url that parses, header names that are valid and not the adapter's own.
     validateConfig(config: Record<string, unknown>): ErrorDetail[] {
       const details: ErrorDetail[] = []
-      const url = parseUrl(config.url)
-      if (!url) details.push({ path: '/url', message: 'an http agent needs a url starting with http:// or https://' })
-      if (config.headers !== undefined) {
-        if (!isRecord(config.headers)) details.push({ path: '/headers', message: 'headers must be an object of name: string value' })
-        else {
-          for (const [name, value] of Object.entries(config.headers)) {
-            if (!headerName.test(name)) details.push({ path: `/headers/${name}`, message: 'not a valid header name' })
-            else if (reservedHeaders.has(name.toLowerCase())) details.push({ path: `/headers/${name}`, message: `${name} is set by the adapter and cannot be configured` })
-            else if (typeof value !== 'string' || /[\r\n\0]/.test(value)) details.push({ path: `/headers/${name}`, message: 'a header value must be a string without line breaks' })
-          }
+      if (typeof config.url === 'string' && !parseUrl(config.url)) details.push({ path: '/url', message: urlMessage })
+      if (isRecord(config.headers)) {
+        for (const [name, value] of Object.entries(config.headers)) {
+          if (!headerName.test(name)) details.push({ path: `/headers/${name}`, message: 'not a valid header name' })
+          else if (reservedHeaders.has(name.toLowerCase())) details.push({ path: `/headers/${name}`, message: `${name} is set by the adapter and cannot be configured` })
+          else if (typeof value !== 'string' || /[\r\n\0]/.test(value)) details.push({ path: `/headers/${name}`, message: 'a header value must be a string without line breaks' })
         }
       }
-      checkSeconds(config, 'timeoutSec', 1, details)
       return details
     },
 
-    async wake(input: AdapterWakeInput): Promise<AdapterWakeResult> {
+    async wake(input) {
       if (closed) return { status: 'cancelled', error: 'the http adapter is closed' }
       if (input.signal.aborted) return { status: 'cancelled', error: 'the run was cancelled before the agent was called' }
       const url = parseUrl(input.config.url)
@@ -124,7 +131,7 @@ export function httpAdapter(options: HttpAdapterOptions = {}): AgentAdapter {
       for (const stop of inFlight) stop.abort()
       await Promise.all(pending)
     },
-  } satisfies AgentAdapter
+  })
 }
 
 function parseUrl(value: unknown): URL | null {
@@ -139,7 +146,7 @@ function parseUrl(value: unknown): URL | null {
 
 function post(
   url: URL,
-  input: AdapterWakeInput,
+  input: AdapterWakeInput<HttpAgentConfig>,
   closing: AbortSignal,
   requestTimeoutMs: number,
   tailBytes: number,
@@ -157,10 +164,8 @@ function post(
   }
   const payload = Buffer.from(JSON.stringify(body))
   const headers: Record<string, string> = {}
-  if (isRecord(input.config.headers)) {
-    for (const [name, value] of Object.entries(input.config.headers)) {
-      if (typeof value === 'string' && headerName.test(name) && !reservedHeaders.has(name.toLowerCase())) headers[name] = value
-    }
+  for (const [name, value] of Object.entries(input.config.headers)) {
+    if (headerName.test(name) && !reservedHeaders.has(name.toLowerCase())) headers[name] = value
   }
   headers['content-type'] = 'application/json'
   headers['content-length'] = String(payload.length)

@@ -1,5 +1,5 @@
-export { processAdapter, type ProcessAdapterOptions, type ProcessAgentConfig } from './process-adapter.js'
-export { httpAdapter, type HttpAdapterOptions, type HttpAgentConfig, type HttpWakeBody } from './http-adapter.js'
+export { processAdapter, processConfigSchema, type ProcessAdapterOptions, type ProcessAgentConfig } from './process-adapter.js'
+export { httpAdapter, httpConfigSchema, type HttpAdapterOptions, type HttpAgentConfig, type HttpWakeBody } from './http-adapter.js'
 export { signatureHeader, verifyWakeSignature, wakeSignature } from './signature.js'
 export { classifyAddress, egressRefusal, type AddressClass, type EgressPolicy } from './egress.js'
 // The process machinery the CLI adapters (@slaw/adapter-claude, @slaw/adapter-codex) share with `process`.

@@ -1,6 +1,5 @@
-import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter, ErrorDetail } from '@slaw/core'
+import { Type, defineAgentAdapter, type AdapterConfig, type AdapterWakeResult, type AgentAdapter } from '@slaw/core'
 import { childEnv, defaultInheritEnv, missingCwd, runChild, type ChildOutcome, type ChildRun } from './child-process.js'
-import { checkEnvContainer, checkOptionalString, checkSeconds } from './config-checks.js'
 import { defaultOutputTailBytes } from './output-tail.js'
 import { parseLastLineReport } from './report-line.js'
 
@@ -16,15 +15,18 @@ export interface ProcessAdapterOptions {
   outputTailBytes?: number
 }
 
-/** The agent config of a `process` agent (docs/adapters.md). `env` is resolved by the run engine into `input.env`. */
-export interface ProcessAgentConfig {
-  command: string
-  args?: string[]
-  cwd?: string
-  env?: Record<string, unknown>
-  timeoutSec?: number
-  graceSec?: number
-}
+/**
+ * The agent config of a `process` agent (docs/adapters.md). `env`, `timeoutSec` and `graceSec` are the
+ * run engine's keys, merged in by `defineAgentAdapter`; `env` is resolved by the engine into `input.env`.
+ */
+export const processConfigSchema = Type.Object({
+  command: Type.String({ pattern: '\\S', errorMessage: 'a process agent needs a command (the program to start)' }),
+  args: Type.Array(Type.String(), { default: [], errorMessage: 'args must be an array of strings' }),
+  cwd: Type.Optional(Type.String({ minLength: 1, errorMessage: 'cwd must be a non-empty string' })),
+})
+
+/** The agent config of a `process` agent, as its wake sees it (`args` defaults to `[]`). */
+export type ProcessAgentConfig = AdapterConfig<typeof processConfigSchema>
 
 /**
  * Wakes an agent by starting its command as a local child process.
@@ -52,32 +54,14 @@ export function processAdapter(options: ProcessAdapterOptions = {}): AgentAdapte
   const running = new Set<ChildRun>()
   let closed = false
 
-  return {
+  return defineAgentAdapter({
     type: 'process',
+    configSchema: processConfigSchema,
 
-    validateConfig(config: Record<string, unknown>): ErrorDetail[] {
-      const details: ErrorDetail[] = []
-      if (typeof config.command !== 'string' || config.command.trim() === '') {
-        details.push({ path: '/command', message: 'a process agent needs a command (the program to start)' })
-      }
-      if (config.args !== undefined && (!Array.isArray(config.args) || !config.args.every((a) => typeof a === 'string'))) {
-        details.push({ path: '/args', message: 'args must be an array of strings' })
-      }
-      checkOptionalString(config, 'cwd', details)
-      checkEnvContainer(config, details)
-      checkSeconds(config, 'timeoutSec', 1, details)
-      checkSeconds(config, 'graceSec', 0, details)
-      return details
-    },
-
-    async wake(input: AdapterWakeInput): Promise<AdapterWakeResult> {
+    async wake(input) {
       if (closed) return { status: 'cancelled', error: 'the process adapter is closed' }
       if (input.signal.aborted) return { status: 'cancelled', error: 'the run was cancelled before the agent started' }
-      const config = input.config
-      const command = typeof config.command === 'string' ? config.command : ''
-      if (command.trim() === '') return { status: 'failed', error: 'the agent has no command to start (adapterConfig.command)' }
-      const args = Array.isArray(config.args) ? config.args.map(String) : []
-      const cwd = typeof config.cwd === 'string' ? config.cwd : undefined
+      const { command, args, cwd } = input.config
       const badCwd = await missingCwd(cwd)
       if (badCwd) return { status: 'failed', error: badCwd }
       const run = runChild({
@@ -105,7 +89,7 @@ export function processAdapter(options: ProcessAdapterOptions = {}): AgentAdapte
       for (const run of all) run.stop('cancelled')
       await Promise.all(all.map((r) => r.done))
     },
-  } satisfies AgentAdapter
+  })
 }
 
 /** The process adapter's reading of how its child ended. */

@@ -27,7 +27,7 @@ Talk to slaw over its HTTP API at $SVC_API_URL with the header "Authorization: B
 End with a short summary of what you did.`
 
 /** The variables a `promptTemplate` may use, with their values for this wake ('' when absent). */
-export function wakePromptVariables(input: AdapterWakeInput): Record<string, string> {
+export function wakePromptVariables(input: AdapterWakeInput<unknown>): Record<string, string> {
   const c = input.context ?? {}
   return {
     reason: input.reason,
@@ -52,7 +52,7 @@ export function wakePromptVariables(input: AdapterWakeInput): Record<string, str
  * `{{#comment}}…{{/comment}}` keep their content only when the wake has an issue or a comment.
  * An unknown `{{name}}` is left as written, so a typo shows in the prompt instead of vanishing.
  */
-export function renderWakePrompt(template: string | undefined, input: AdapterWakeInput): string {
+export function renderWakePrompt(template: string | undefined, input: AdapterWakeInput<unknown>): string {
   const vars = wakePromptVariables(input)
   const has: Record<string, boolean> = { issue: Boolean(input.context?.issue ?? input.issueId), comment: Boolean(input.context?.comment) }
   const sections = (template ?? defaultWakePromptTemplate).replace(/\{\{#(issue|comment)\}\}\n?([\s\S]*?)\{\{\/\1\}\}\n?/g, (_all, name: string, body: string) => (has[name] ? body : ''))

@@ -81,7 +81,7 @@ t.test('a command that cannot start resolves failed with a clear error, never th
 
   const none = await adapter.wake(wakeInput({ config: {} }))
   t.equal(none.status, 'failed')
-  t.match(none.error, /no command/)
+  t.match(none.error, /needs a command/)
 })
 
 t.test('a hanging agent that ignores SIGTERM times out and is killed after the grace period', async (t) => {
