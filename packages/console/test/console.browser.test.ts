@@ -230,6 +230,24 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     await shoot('agent')
   })
 
+  await t.test('a routine: pause, resume, fire now', async (t) => {
+    const routine = (await call('POST', `/api/squads/${squad.id}/routines`, { title: 'Weekly dependency bump', assigneeAgentId: bob.id })).routine
+    await page.goto(`${baseUrl}/#/squads/${squad.id}/routines`)
+    await page.getByRole('link', { name: 'Weekly dependency bump' }).click()
+    await page.getByRole('heading', { name: /Weekly dependency bump/, level: 1 }).waitFor()
+    await page.getByText('Not run yet.').waitFor()
+    await page.getByRole('button', { name: 'Pause' }).click()
+    await page.getByRole('button', { name: 'Resume' }).waitFor()
+    t.equal((await call('GET', `/api/routines/${routine.id}`)).routine.status, 'paused')
+    t.ok(await page.getByRole('button', { name: 'Fire now' }).isDisabled(), 'a paused routine does not fire')
+    await page.getByRole('button', { name: 'Resume' }).click()
+    await page.getByRole('button', { name: 'Pause' }).waitFor()
+    await page.getByRole('button', { name: 'Fire now' }).click()
+    await page.locator('ul.plain li', { hasText: 'manual' }).first().waitFor()
+    const runs = (await call('GET', `/api/routines/${routine.id}/runs`)).runs
+    t.equal(runs.length, 1, 'one routine run, as the page lists')
+  })
+
   await t.test('keyboard: ? lists the shortcuts; j moves through rows', async (t) => {
     await page.goto(`${baseUrl}/#/squads/${squad.id}/issues`)
     await page.getByRole('cell', { name: 'Made through the API' }).waitFor()
@@ -257,6 +275,7 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     await search.fill('vendor')
     await search.press('Enter')
     await page.waitForURL(/q=vendor/)
+    await page.getByRole('cell', { name: 'Made through the API' }).waitFor({ state: 'detached' })
     await page.getByRole('cell', { name: 'Waiting on the vendor' }).waitFor()
     t.equal(await page.locator('main tbody tr').count(), 1, 'the search is applied, and kept in the URL')
   })
@@ -294,7 +313,7 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
       ['runs', `#/squads/${squad.id}/runs`, /the tool crashed|Reason/],
       ['costs', `#/squads/${squad.id}/costs`, /By agent/],
       ['activity', `#/squads/${squad.id}/activity`, /approval\.approved|issue\.created/],
-      ['routines', `#/squads/${squad.id}/routines`, /No routines yet/],
+      ['routines', `#/squads/${squad.id}/routines`, /Weekly dependency bump/],
       ['secrets', `#/squads/${squad.id}/secrets`, /No secrets in this squad/],
     ]
     for (const theme of ['dark', 'light'] as const) {
