@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { AdapterWakeInput, AdapterWakeResult, AgentAdapter } from '@slaw/core'
+import { Type, defineAgentAdapter, type AdapterWakeInput, type AdapterWakeResult, type AgentAdapter } from '@slaw/core'
 import { httpAdapter, processAdapter } from '@slaw/adapters'
 import { adapterContract, adapterContractChecks, contractAgentSource, type AdapterContractOptions } from '@slaw/core/testing'
 import { contractReceiver } from './helpers.js'
@@ -11,7 +11,11 @@ import { recordingTest } from './recording-test.js'
 // environment, on the process adapter too.
 
 type Check = (typeof adapterContractChecks)[number]
-const [typeCheck, succeedCheck, failureCheck, envCheck, timeoutCheck, abortCheck, outputCheck, validateCheck, closeCheck] = adapterContractChecks
+const [typeCheck, succeedCheck, failureCheck, envCheck, timeoutCheck, abortCheck, outputCheck, validateCheck, closeCheck, defaultsValidCheck, defaultsSeenCheck] =
+  adapterContractChecks
+
+/** An http agent's config plus a `retries` the schema defaults to 2 (the kit's receiver configs never set it). */
+const retriesSchema = Type.Object({ url: Type.String(), retries: Type.Integer({ minimum: 0, maximum: 5, default: 2 }) })
 
 /** An http adapter whose results pass through `map`. */
 function mapped(map: (r: AdapterWakeResult) => AdapterWakeResult): AgentAdapter {
@@ -72,8 +76,38 @@ const broken: Array<{ name: string; fails: Check; make: () => AgentAdapter; proc
     make: () => mapped((r) => (r.status === 'failed' ? { ...r, session: { id: 'sess', key: 'k' } } : r)),
   },
   { name: 'keeps all the output', fails: outputCheck, make: () => httpAdapter({ outputTailBytes: 64 * 1024 * 1024 }) },
-  { name: 'accepts any config', fails: validateCheck, make: () => ({ ...httpAdapter(), validateConfig: () => [] }) },
+  {
+    name: 'accepts any config',
+    fails: validateCheck,
+    make: () => {
+      // Without its schema too: slaw checks a declared configSchema whatever validateConfig says.
+      const { configSchema: _schema, ...rest } = httpAdapter()
+      return { ...rest, validateConfig: () => [] }
+    },
+  },
   { name: 'stops nothing on close()', fails: closeCheck, make: () => ({ ...httpAdapter(), close: async () => {} }) },
+  {
+    // Hand-written around a schema instead of defineAgentAdapter: it reads the config as stored, so an
+    // agent that never set retries gets 0 where the schema promises 2.
+    name: "declares a retries default in its schema that its wake never sees",
+    fails: defaultsSeenCheck,
+    make: () => {
+      const inner = httpAdapter()
+      return {
+        ...inner,
+        configSchema: retriesSchema,
+        wake: (input: AdapterWakeInput) => {
+          const retries = typeof input.config.retries === 'number' ? input.config.retries : 0
+          return retries >= 0 ? inner.wake(input) : Promise.resolve({ status: 'failed', error: 'no retries left' })
+        },
+      }
+    },
+  },
+  {
+    name: 'declares a default its own schema refuses',
+    fails: defaultsValidCheck,
+    make: () => ({ ...httpAdapter(), configSchema: Type.Object({ url: Type.String(), retries: Type.Integer({ minimum: 1, maximum: 5, default: 0 }) }) }),
+  },
 ]
 
 for (const b of broken) {
@@ -97,6 +131,29 @@ for (const b of broken) {
     t.ok(rec.checks.every((c) => c.passes > 0 || c.failures.length > 0), 'every check asserted something')
   })
 }
+
+t.test('the same retries schema through defineAgentAdapter passes every check, and its wake sees the default, typed', async (t) => {
+  const receiver = await contractReceiver(t)
+  const seen: number[] = []
+  const make = (): AgentAdapter => {
+    const inner = httpAdapter()
+    return defineAgentAdapter({
+      type: 'http-retries',
+      configSchema: retriesSchema,
+      validateConfig: (config) => inner.validateConfig!(config),
+      wake: (input) => {
+        seen.push(input.config.retries)
+        return inner.wake(input)
+      },
+      close: () => inner.close!(),
+    })
+  }
+  const rec = recordingTest()
+  await adapterContract(rec.t, make, { acceptsRuns: true, configFor: receiver.configFor, invalidConfigs: [{}, { url: 'ftp://x' }], timeoutMs: 300 })
+  await rec.finish()
+  t.same(rec.checks.filter((c) => c.failures.length).map((c) => [c.name, c.failures]), [])
+  t.ok(seen.length > 0 && seen.every((r) => r === 2), `every wake saw retries 2 (${JSON.stringify(seen)})`)
+})
 
 t.test('the unbroken http adapter passes every check through the same harness', async (t) => {
   const receiver = await contractReceiver(t)
