@@ -1,12 +1,12 @@
 import t from 'tap'
-import { createInstance, type TowerClient, type TowerStatus } from '@slaw/core'
+import { createInstance, type AgentAdapter, type TowerClient, type TowerStatus } from '@slaw/core'
 import { towerClient } from '@slaw/tower-client'
 import { pgStorage } from '@slaw/storage-pg'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { eachBackend, makeApi, operatorToken, testAdapters, testMasterKey } from './helpers/instance.js'
 import { freshDatabase, testDatabaseUrl } from './helpers/backends.js'
 import { addAgent } from './helpers/fixtures.js'
-import { runHarness } from './helpers/runs.js'
+import { runHarness, steeredAdapter } from './helpers/runs.js'
 
 /** `name{labels} value` lines of a Prometheus text exposition, as a map. */
 function samples(text: string): Map<string, number> {
@@ -64,7 +64,7 @@ t.test('a separate metrics port, without a key; pool use on PostgreSQL', { skip:
   t.equal((await instance.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${operatorToken}` } })).statusCode, 404, 'not on the API port then')
 })
 
-/** The value of a sample, or a failure naming what is there (a missing sample is not 0). */
+/** The value of a sample; undefined when there is none (a missing sample is not 0). */
 function sample(m: Map<string, number>, key: string): number | undefined {
   return m.get(key)
 }
@@ -186,10 +186,70 @@ eachBackend(
     m = await scrape()
     t.notOk(m.has(`slaw_squad_pending_approvals{${sq}}`), 'no pending approval: no sample')
     t.equal(sample(m, `slaw_squad_pending_approvals{squad="${other.squadId}",squad_name="${(await api.call('GET', `/api/squads/${other.squadId}`)).body.squad.name}"}`), 1, 'the other squad moves into the list')
+
+    // Budget hard stops: an agent whose month budget is spent (the budget paused it), and a squad
+    // whose month budget is spent (the checkout guard).
+    const spender = await addAgent(api, other.squadId, 'bud')
+    await api.call('PATCH', `/api/agents/${spender.id}/budgets`, { budgetMonthlyCents: 10 })
+    await api.call('POST', `/api/squads/${other.squadId}/cost-events`, { agentId: spender.id, model: 'gpt-5', inputTokens: 1, outputTokens: 1, costCents: 10 })
+    t.equal((await wake(spender.id)).status, 409, 'the agent the budget paused is not woken')
+    await api.call('PATCH', `/api/squads/${other.squadId}/budgets`, { budgetMonthlyCents: 13, budgetHardStop: true })
+    t.equal((await wake(other.agentId)).body.code, 'budget_exhausted', 'the squad budget is spent')
+    m = await scrape()
+    t.equal(sample(m, 'slaw_wakes_refused_total{reason="budget"}'), 2, 'both refused for the budget')
+    t.equal(sample(m, 'slaw_wakes_refused_total{reason="agent_paused"}'), 2, 'a paused agent is counted apart')
   },
   () => ({ ...h.manual, tower: towerThatSynced(), metrics: { maxSquads: 1 } }),
 )
 
+/** Every sample name and labels of a scrape, one a line. */
 function res(m: Map<string, number>): string {
   return [...m.keys()].join('\n')
 }
+
+// Several nodes: a counter is counted by the node that saw the event (Prometheus sums the nodes);
+// a figure read from storage is the same on every node (take one node's value, never the sum).
+t.test('two nodes on one PostgreSQL database: counters per node, storage figures instance-wide', { skip: testDatabaseUrl ? false : 'set SLAW_TEST_DATABASE_URL' }, async (t) => {
+  const db = await freshDatabase({ migrated: true })
+  const adapterA = steeredAdapter('process')
+  const adapterB = steeredAdapter('process')
+  const make = (adapter: AgentAdapter) => createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, masterKey: testMasterKey, adapters: [adapter], logger: false, jobs: false })
+  const a = await makeApi(await make(adapterA), 'postgres')
+  const b = await makeApi(await make(adapterB), 'postgres')
+  t.teardown(async () => {
+    await a.instance.close()
+    await b.instance.close()
+    await db.dispose()
+  })
+  const scrape = async (api: typeof a) => samples((await api.instance.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${operatorToken}` } })).body)
+  const s = await a.seed('Nodes')
+  const squadName = (await a.call('GET', `/api/squads/${s.squadId}`)).body.squad.name
+
+  // A run woken on B, carried and finished by A's job runner.
+  t.equal((await b.call('POST', `/api/agents/${s.agentId}/wake`, {})).status, 202)
+  await a.instance.jobs.drain()
+  t.equal(adapterA.calls.length, 1, 'node A ran it')
+  // A wake refused on B; one queued on A and left there; a cost event and an approval.
+  const paused = await addAgent(a, s.squadId, 'paul')
+  await a.call('POST', `/api/agents/${paused.id}/pause`)
+  t.equal((await b.call('POST', `/api/agents/${paused.id}/wake`, {})).status, 409)
+  const waiting = await addAgent(a, s.squadId, 'wanda')
+  await a.call('POST', `/api/agents/${waiting.id}/wake`, {})
+  await b.call('POST', `/api/squads/${s.squadId}/cost-events`, { agentId: s.agentId, model: 'gpt-5', inputTokens: 3, outputTokens: 2, costCents: 42 })
+  await b.call('POST', `/api/squads/${s.squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: s.agentId, payload: { title: 'a', summary: 'b' } })
+
+  const [ma, mb] = [await scrape(a), await scrape(b)]
+  t.equal(ma.get('slaw_runs_finished_total{status="succeeded",adapter="process"}'), 1, 'A finished the run')
+  t.notOk(mb.has('slaw_runs_finished_total{status="succeeded",adapter="process"}'), 'B did not: the sum over nodes is 1')
+  t.equal(ma.get('slaw_run_duration_seconds_count{adapter="process"}'), 1)
+  t.notOk(mb.has('slaw_run_duration_seconds_count{adapter="process"}'))
+  t.equal(ma.get('slaw_wakes_refused_total{reason="agent_paused"}'), 0)
+  t.equal(mb.get('slaw_wakes_refused_total{reason="agent_paused"}'), 1, 'B refused the wake: the sum over nodes is 1')
+  const sq = `squad="${s.squadId}",squad_name="${squadName}"`
+  for (const [node, m] of [['A', ma], ['B', mb]] as const) {
+    t.equal(m.get('slaw_runs_in_flight{status="queued",adapter="process"}'), 1, `node ${node}: the one queued run of the instance`)
+    t.equal(m.get(`slaw_squad_month_spend_cents{${sq}}`), 42, `node ${node}: the instance's month spend`)
+    t.equal(m.get(`slaw_squad_month_tokens{${sq},kind="input"}`), 3)
+    t.equal(m.get(`slaw_squad_pending_approvals{${sq}}`), 1, `node ${node}: the instance's pending approvals`)
+  }
+})

@@ -39,7 +39,8 @@ export const wakeRefusalReasons = ['agent_paused', 'agent_terminated', 'squad_ar
 function refusalReason(error: SlawError, agent: Agent): (typeof wakeRefusalReasons)[number] {
   switch (error.code) {
     case 'agent_not_active':
-      return agent.status === 'terminated' ? 'agent_terminated' : 'agent_paused'
+      // An agent the budget paused is refused for the budget, as the checkout guard would.
+      return agent.status === 'terminated' ? 'agent_terminated' : agent.pauseReason === 'budget' ? 'budget' : 'agent_paused'
     case 'squad_archived':
       return 'squad_archived'
     case 'instance_not_enrolled':
