@@ -137,21 +137,22 @@ try {
     const examples = readdirSync(join(root, 'examples'), { withFileTypes: true }).filter((d) => d.isDirectory() && existsSync(join(root, 'examples', d.name, 'package.json'))).map((d) => d.name)
     await timed(`examples (${examples.length}: install, typecheck, build, test)`, async () => {
       const queue = [...examples]
-      const failures = []
+      const failed = []
       const worker = async () => {
-        // After a failure, the examples already started finish and no other starts.
-        for (let name = queue.shift(); name && !failures.length; name = queue.shift()) {
+        // Every example is checked; the failures are reported together at the end.
+        for (let name = queue.shift(); name; name = queue.shift()) {
           const started = performance.now()
           try {
             const line = await checkExample(join(root, 'examples', name))
             console.log(`${line} [${((performance.now() - started) / 1000).toFixed(1)} s]`)
           } catch (err) {
-            failures.push(err)
+            console.log(`example ${name}: FAILED`)
+            failed.push(`example ${name}: ${err instanceof Error ? err.message : String(err)}`)
           }
         }
       }
       await Promise.all([worker(), worker()])
-      if (failures.length) throw failures[0]
+      if (failed.length) fail(failed.join('\n\n'))
     })
 
     /** The TypeScript installed in dir: its version (of the wanted major) and its tsc (the `tsc` bin, or its only one). */
