@@ -280,6 +280,19 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     t.equal(await page.locator('main tbody tr').count(), 1, 'the search is applied, and kept in the URL')
   })
 
+  await t.test('the squad switcher keeps the page and changes the squad', async (t) => {
+    const other = (await call('POST', '/api/squads', { name: 'Second squad' })).squad
+    await call('POST', `/api/squads/${other.id}/issues`, { title: 'Only in the second squad' })
+    await page.goto(`${baseUrl}/#/squads/${squad.id}/issues`)
+    await page.reload() // the list of squads is read once per load
+    await page.getByLabel('Squad').selectOption({ label: 'Second squad' })
+    await page.waitForURL(new RegExp(`/squads/${other.id}/issues`))
+    await page.getByRole('cell', { name: 'Only in the second squad' }).waitFor()
+    t.equal(await page.getByRole('cell', { name: 'Made through the API' }).count(), 0, "the first squad's issues are gone")
+    await page.getByLabel('Squad').selectOption({ label: 'Browser squad' })
+    await page.getByRole('cell', { name: 'Made through the API' }).waitFor()
+  })
+
   await t.test('usable at 375 px wide', async (t) => {
     await page.setViewportSize({ width: 375, height: 760 })
     await page.goto(`${baseUrl}/#/squads/${squad.id}`)
