@@ -61,9 +61,19 @@ export class PgDashboardRepository implements DashboardRepository {
   async metricFigures(input: { period: Period; maxSquads: number }): Promise<MetricFigures> {
     const max = Math.max(0, Math.floor(input.maxSquads))
     // One round trip. Runs in flight through the partial indexes on queued and running runs (a
-    // handful of rows: caps bound them), spend from the month rollup's squad rows, approvals from
-    // the pending ones. Lists come back as JSON arrays: object keys would be camel-cased.
+    // handful of rows: caps bound them); spend from the month rollup's squad row of each squad (a
+    // primary-key probe per squad); pending approvals counted per squad on (squad_id, status, type),
+    // so neither grows with the months or the approvals decided. Lists come back as JSON arrays:
+    // object keys would be camel-cased.
     const { rows } = await sql<Record<string, unknown>>`
+      with spend as (
+        select r.squad_id, s.name, r.cost_cents, r.input_tokens, r.cached_input_tokens, r.output_tokens,
+               r.subscription_tokens, r.events, r.cache_write_tokens, r.unpriced_tokens
+          from squads s join cost_rollups r on r.squad_id = s.id and r.period = ${input.period} and r.scope = 'squad' and r.scope_key = ''),
+      pending as (
+        select s.id as squad_id, s.name, p.n
+          from squads s cross join lateral (select count(*) as n from approvals a where a.squad_id = s.id and a.status = 'pending') p
+         where p.n > 0)
       select
         (select coalesce(json_agg(json_build_array(status, adapter_type, n)), '[]') from (
            select r.status, coalesce(a.adapter_type, 'unknown') as adapter_type, count(*) as n
@@ -73,20 +83,11 @@ export class PgDashboardRepository implements DashboardRepository {
             group by r.status, a.adapter_type) x) as "runs",
         (select coalesce(json_agg(json_build_array(squad_id, name, cost_cents, input_tokens, cached_input_tokens, output_tokens,
                                                    subscription_tokens, events, cache_write_tokens, unpriced_tokens)), '[]') from (
-           select r.squad_id, s.name, r.cost_cents, r.input_tokens, r.cached_input_tokens, r.output_tokens,
-                  r.subscription_tokens, r.events, r.cache_write_tokens, r.unpriced_tokens
-             from cost_rollups r join squads s on s.id = r.squad_id
-            where r.period = ${input.period} and r.scope = 'squad' and r.scope_key = ''
-            order by r.cost_cents desc, r.input_tokens + r.output_tokens desc, r.squad_id
-            limit ${max}) x) as "spend",
-        (select count(*) from cost_rollups where period = ${input.period} and scope = 'squad' and scope_key = '') as "spendSquads",
+           select * from spend order by cost_cents desc, input_tokens + output_tokens desc, squad_id limit ${max}) x) as "spend",
+        (select count(*) from spend) as "spendSquads",
         (select coalesce(json_agg(json_build_array(squad_id, name, n)), '[]') from (
-           select p.squad_id, s.name, p.n
-             from (select squad_id, count(*) as n from approvals where status = 'pending' group by squad_id) p
-             join squads s on s.id = p.squad_id
-            order by p.n desc, p.squad_id
-            limit ${max}) x) as "approvals",
-        (select count(distinct squad_id) from approvals where status = 'pending') as "approvalSquads"`.execute(this.db())
+           select * from pending order by n desc, squad_id limit ${max}) x) as "approvals",
+        (select count(*) from pending) as "approvalSquads"`.execute(this.db())
     const r = rows[0] ?? {}
     const list = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v ?? []) as unknown[][]
     return {
