@@ -28,8 +28,9 @@ export interface AgentAdapter {
   readonly configSchema?: TObject
   /**
    * Checks an agent's `adapterConfig` when it is written (agent create, hire, PATCH); problems answer
-   * 400 `invalid_payload` with these details. Omit to accept any object. Detail paths point inside
-   * the config (`/command`); the caller prefixes where the config sits (`/adapterConfig/command`).
+   * 400 `invalid_payload` with these details, together with what `configSchema` refuses. Omit both to
+   * accept any object. Detail paths point inside the config (`/command`); the caller prefixes where
+   * the config sits (`/adapterConfig/command`).
    */
   validateConfig?(config: Record<string, unknown>): ErrorDetail[]
   wake(input: AdapterWakeInput): Promise<AdapterWakeResult>
