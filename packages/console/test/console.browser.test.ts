@@ -284,7 +284,8 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     const other = (await call('POST', '/api/squads', { name: 'Second squad' })).squad
     await call('POST', `/api/squads/${other.id}/issues`, { title: 'Only in the second squad' })
     await page.goto(`${baseUrl}/#/squads/${squad.id}/issues`)
-    await page.reload() // the list of squads is read once per load
+    await page.getByLabel('Squad').focus() // the squads are read again when the switcher is opened
+    await page.getByRole('option', { name: 'Second squad' }).waitFor({ state: 'attached' })
     await page.getByLabel('Squad').selectOption({ label: 'Second squad' })
     await page.waitForURL(new RegExp(`/squads/${other.id}/issues`))
     await page.getByRole('cell', { name: 'Only in the second squad' }).waitFor()

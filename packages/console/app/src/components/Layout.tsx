@@ -138,6 +138,8 @@ export function Layout({ squads, squadId, children }: { squads: SquadSummary[]; 
           <select
             aria-label="Squad"
             value={squadId ?? ''}
+            // Squads have no live event of their own: the list is read again when someone opens it.
+            onFocus={() => void queryClient.invalidateQueries({ queryKey: ['squads'] })}
             onChange={(e) => navigate(href({ name: sectionOf[route.name] ?? (route.name === 'home' || route.name === 'not-found' ? 'overview' : route.name), squadId: e.target.value } as Route))}
           >
             {squadId ? null : <option value="">Choose a squad</option>}
