@@ -43,7 +43,19 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     storage: await pgliteStorage({ dataDir: 'memory://' }),
     operatorKey,
     logger: false,
-    adapters: [{ type: 'process', wake }],
+    adapters: [
+      {
+        type: 'process',
+        wake,
+        checkEnvironment: async () => ({
+          ok: false,
+          checks: [
+            { name: 'command', status: 'ok', message: 'the stand-in command is on PATH' },
+            { name: 'login', status: 'fail', message: 'not logged in: run the CLI once to log in' },
+          ],
+        }),
+      },
+    ],
   })
   await instance.app.register(consolePlugin({ root: appRoot }))
   const baseUrl = await instance.listen({ port: 0, host: '127.0.0.1' })
@@ -224,8 +236,10 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     await page.getByRole('button', { name: 'Wake now' }).click()
     await page.getByRole('link', { name: 'follow the run' }).waitFor()
     await page.getByRole('button', { name: 'Check environment' }).click()
-    // The stand-in adapter has no environment check: the API's refusal is shown, in words.
-    await page.getByRole('alert').or(page.getByText(/Environment (ready|has problems)/)).first().waitFor()
+    await page.getByText('Environment has problems').waitFor()
+    t.ok(await page.getByText('login: not logged in: run the CLI once to log in').isVisible(), "each of the adapter's checks, with its message")
+    await page.getByRole('button', { name: 'Reset session' }).click()
+    await page.getByText('Session reset: the next run starts fresh.').waitFor()
     t.pass('every control answered')
     await shoot('agent')
   })

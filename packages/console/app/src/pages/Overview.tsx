@@ -2,7 +2,7 @@ import type { HeartbeatRun } from '@slaw/client'
 import { useQuery } from '@tanstack/react-query'
 import { RunsChart, SpendChart } from '../components/Charts'
 import { LiveOutput } from '../components/LiveOutput'
-import { Empty, PageTitle, Query, Section, Stat, Status } from '../components/ui'
+import { Empty, ErrorBox, PageTitle, Query, Section, Stat, Status } from '../components/ui'
 import { unwrap } from '../lib/api'
 import { needsAttention, type AttentionItem } from '../lib/attention'
 import { ago, count, duration, money, percent, tokens } from '../lib/format'
@@ -90,7 +90,7 @@ function Attention({ squadId }: { squadId: string }) {
       {pending ? (
         <p className="muted">Loading…</p>
       ) : error ? (
-        <p className="error">{String(error.message)}</p>
+        <ErrorBox error={error} />
       ) : items.length === 0 ? (
         <Empty title="Nothing needs you right now.">Runs that failed in the last day, blocked issues, pending approvals and budget warnings show up here as they happen.</Empty>
       ) : (
