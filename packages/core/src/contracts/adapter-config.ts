@@ -18,7 +18,8 @@ export const engineConfigProperties = {
 }
 
 /** The engine's keys as an adapter's wake sees them (already checked when the config was written). */
-export interface EngineConfig {
+// A type, not an interface: a typed config stays assignable to `Record<string, unknown>` (to hand it on).
+export type EngineConfig = {
   env?: Record<string, unknown>
   timeoutSec?: number
   graceSec?: number
@@ -67,7 +68,7 @@ function checkers(schema: TObject): Checkers {
 
 /** A copy of a schema in which no property that has a `default` is required. */
 function withDefaultsOptional<T extends TSchema>(schema: T): T {
-  const copy: Record<string | symbol, unknown> = { ...schema }
+  const copy = { ...schema } as Record<string | symbol, unknown>
   if (schema.properties && typeof schema.properties === 'object') {
     const properties = schema.properties as TProperties
     copy.properties = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, withDefaultsOptional(v)]))
