@@ -147,12 +147,12 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     t.ok(await attention.getByText('Raise the monthly budget').isVisible(), 'the pending approval')
     t.ok(await attention.getByText('Waiting on the vendor', { exact: false }).isVisible(), 'the blocked issue')
     t.ok(await attention.getByText('Blocked; assigned to bob').isVisible(), 'with its reason')
+    // (The docs' overview screenshot is taken later, with a run in flight.)
     const chart = await page.locator('figure.chart svg').first().getAttribute('aria-label')
     const activity = (await call('GET', `/api/squads/${squad.id}/dashboard`)).runActivity as { total: number; failed: number }[]
     const total = activity.reduce((s, d) => s + d.total, 0)
     t.ok(total >= 1)
     t.equal(chart, `Runs over the last 14 days: ${total} in all, 1 failed`, 'the runs chart, from the dashboard')
-    await shoot('overview')
   })
 
   await t.test('create an issue in the console; one made through the API appears live', async (t) => {
@@ -210,8 +210,15 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
   })
 
   await t.test("a run's output appears live", async (t) => {
+    await page.goto(`${baseUrl}/#/squads/${squad.id}`)
+    await page.getByText('No run is going.').waitFor()
     const run = (await call('POST', `/api/agents/${ada.id}/wake`, { reason: 'stream' })).run
-    await page.goto(`${baseUrl}/#/squads/${squad.id}/runs/${run.id}`)
+    // The overview's card of the run in flight, with its output, arrives by itself.
+    const card = page.getByRole('article', { name: 'Run of ada' })
+    await card.getByText('first line from the agent').waitFor()
+    await shoot('overview')
+    await card.getByRole('link', { name: 'ada' }).click()
+    await page.waitForURL(new RegExp(`/runs/${run.id}`))
     const output = page.getByLabel('Run output')
     await output.getByText('first line from the agent').waitFor()
     const started = Date.now()
