@@ -5,7 +5,7 @@
  * contract kits in `@slaw/core/testing`.
  */
 
-type Member = readonly [name: string, kind: 'function' | 'string' | 'array']
+type Member = readonly [name: string, kind: 'function' | 'string' | 'array' | 'schema']
 
 const storageMembers: readonly Member[] = [
   ['name', 'string'],
@@ -24,6 +24,7 @@ const adapterMembers: readonly Member[] = [
   ['wake', 'function'],
 ]
 const adapterOptional: readonly Member[] = [
+  ['configSchema', 'schema'],
   ['validateConfig', 'function'],
   ['close', 'function'],
 ]
@@ -74,11 +75,13 @@ function describe(value: unknown): string {
 
 function is(value: unknown, kind: Member[1]): boolean {
   if (kind === 'array') return Array.isArray(value)
+  if (kind === 'schema') return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'object' && typeof (value as { properties?: unknown }).properties === 'object'
   if (kind === 'string') return typeof value === 'string' && value.length > 0
   return typeof value === 'function'
 }
 
-const article = (kind: Member[1]): string => (kind === 'array' ? 'an array' : kind === 'string' ? 'a non-empty string' : 'a function')
+const article = (kind: Member[1]): string =>
+  kind === 'array' ? 'an array' : kind === 'string' ? 'a non-empty string' : kind === 'schema' ? 'a TypeBox object schema (Type.Object)' : 'a function'
 
 /** Throws a TypeError naming `label` and the first member that is missing or of the wrong kind. */
 function check(label: string, hint: string, value: unknown, required: readonly Member[], optional: readonly Member[] = []): void {
