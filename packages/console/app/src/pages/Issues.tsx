@@ -119,7 +119,7 @@ function List({ squadId, status, assignee, q }: { squadId: string; status: strin
               <tbody>
                 {list.map((i) => (
                   <tr key={i.id}>
-                    <td className="num">
+                    <td>
                       <a data-row href={href({ name: 'issue', squadId, id: i.id })}>
                         {i.identifier}
                       </a>

@@ -89,7 +89,7 @@ export function RunTable({ squadId, runs, agentName }: { squadId: string; runs: 
         <tbody>
           {runs.map((r) => (
             <tr key={r.id}>
-              <td className="num">
+              <td>
                 <a data-row href={href({ name: 'run', squadId, id: r.id })} title={exactTime(r.createdAt)}>
                   {ago(r.createdAt)}
                 </a>
