@@ -128,8 +128,13 @@ function targetHref(squadId: string, item: AttentionItem): string {
 function LiveRuns({ squadId }: { squadId: string }) {
   const runs = useRuns(squadId, { status: ['running', 'queued'], limit: 20 })
   const agentName = useAgentName(squadId)
+  const running = runs.data?.runs.filter((r) => r.status === 'running').length ?? 0
+  const queued = (runs.data?.runs.length ?? 0) - running
   return (
-    <Section title="Runs in flight">
+    <Section
+      title="Runs in flight"
+      actions={runs.data ? <span className="muted small num">{`${running} running · ${queued} queued${runs.data.nextCursor ? ' (first 20 shown)' : ''}`}</span> : null}
+    >
       <Query query={runs} label="runs">
         {(r) =>
           r.runs.length === 0 ? (
