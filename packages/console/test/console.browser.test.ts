@@ -207,6 +207,22 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     const after = (await call('GET', `/api/approvals/${approval.id}`)).approval
     t.equal(after.status, 'approved')
     t.equal(after.decisionNote, 'Yes, for this month.')
+
+    // Two more requests arrive while the inbox is open: they appear live; one is rejected, one sent back.
+    for (const title of ['Hire a designer', 'Drop the legacy API']) {
+      await call('POST', `/api/squads/${squad.id}/approvals`, { type: 'request_board_approval', requestedByAgentId: ada.id, payload: { title, summary: 'Please decide.' } })
+    }
+    const hire = page.getByRole('article', { name: 'Hire a designer' })
+    const drop = page.getByRole('article', { name: 'Drop the legacy API' })
+    await hire.waitFor()
+    await drop.waitFor()
+    await hire.getByRole('button', { name: 'Reject' }).click()
+    await hire.waitFor({ state: 'detached' })
+    await drop.getByLabel('Decision note (optional)').fill('Keep it one more release.')
+    await drop.getByRole('button', { name: 'Request changes' }).click()
+    await page.getByText('No approval is waiting for you.').waitFor()
+    const decided = (await call('GET', `/api/squads/${squad.id}/approvals?status=rejected,revision_requested`)).approvals as { payload: { title: string }; status: string }[]
+    t.same(decided.map((a) => [a.payload.title, a.status]).sort(), [['Drop the legacy API', 'revision_requested'], ['Hire a designer', 'rejected']])
   })
 
   await t.test("a run's output appears live", async (t) => {
