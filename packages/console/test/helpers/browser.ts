@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, join, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser } from 'playwright-core'
 
@@ -10,7 +10,11 @@ export const chromiumPath = '/usr/bin/chromium'
 /** Why the browser tests skip, or null when Debian's Chromium is there. */
 export const browserSkip = existsSync(chromiumPath) ? null : `${chromiumPath} is missing (apt-get install chromium): the console's browser tests need it`
 
-const packageRoot = fileURLToPath(new URL('../..', import.meta.url))
+/**
+ * The package's folder in the repository. `npm test` runs a compiled mirror of src/ and test/ under
+ * .test-build/, which holds no app/: the app is always built from the repository's own source.
+ */
+export const packageRoot = fileURLToPath(new URL('../..', import.meta.url)).replace(`${sep}.test-build${sep}`, sep)
 const require = createRequire(import.meta.url)
 
 /** Builds the app from its current source into a fresh folder (so a test never serves a stale build). */
