@@ -401,5 +401,24 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     t.equal(res, 401, 'the session is gone on the server')
   })
 
+  // Last, as it locks this address out for a minute: past the limit on failed sign-ins the page
+  // says to wait, not that the key is wrong.
+  await t.test('too many failed sign-ins: the rate-limit message', async (t) => {
+    const statuses = await page.evaluate(async () => {
+      const seen: number[] = []
+      for (let i = 0; i < 40 && !seen.includes(429); i++) {
+        const res = await fetch('/api/console/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ operatorKey: `slaw_op_wrong_key_${i}_00000000000000` }) })
+        seen.push(res.status)
+      }
+      return seen
+    })
+    t.equal(statuses[statuses.length - 1], 429, `the limit is reached (${statuses.length} tries)`)
+    await page.getByLabel('Operator key').fill(operatorKey)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    const alert = page.getByRole('alert')
+    await alert.waitFor()
+    t.match(await alert.textContent(), /Too many sign-in attempts/)
+  })
+
   t.same(problems.filter((p) => !/Failed to load resource/.test(p)), [], 'no script errors and no CSP refusals in the console')
 })
