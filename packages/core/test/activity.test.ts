@@ -2,7 +2,7 @@ import t from 'tap'
 import { queueWake } from '@slaw/core'
 import { eachBackend } from './helpers/instance.js'
 import { activityOf, addAgent, addIssue, isError, unknownId } from './helpers/fixtures.js'
-import { uuidv7 } from '../src/services/ids.js'
+import { uuidv7 } from '../src/services/foundation/ids.js'
 
 const malformedBase = '0190a5a3-7d4e-7c3b-8f00-00000000beef'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { GroupCommit } from '../src/services/group-commit.js'
+import { GroupCommit } from '../src/services/foundation/group-commit.js'
 import { outboxRows } from './helpers/governance.js'
 import { eachBackend, type TestApi } from './helpers/instance.js'
 

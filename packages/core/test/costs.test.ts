@@ -1,5 +1,5 @@
 import t from 'tap'
-import { providerForModel } from '../src/services/money.js'
+import { providerForModel } from '../src/services/money/periods-and-models.js'
 import { outboxRows } from './helpers/governance.js'
 import { eachBackend } from './helpers/instance.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { uuidv7 } from '../src/services/ids.js'
+import { uuidv7 } from '../src/services/foundation/ids.js'
 
 t.test('uuidv7: RFC 9562 layout, strictly increasing, unique across random-pool refills', async (t) => {
   const ids = Array.from({ length: 2_000 }, () => uuidv7())

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { Kysely } from 'kysely'
 import { eachBackend, type TestApi } from './helpers/instance.js'
 import { activityOf, addAgent, addIssue, isError, unknownId } from './helpers/fixtures.js'
-import { uuidv7 } from '../src/services/ids.js'
+import { uuidv7 } from '../src/services/foundation/ids.js'
 
 /** There is no project API in this part yet: projects are written straight into the database. */
 async function addProject(api: TestApi, squadId: string, name: string): Promise<string> {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { MasterKey } from '@slaw/core'
 import { secretProviderContract } from '@slaw/core/testing'
-import { localEncryptedProvider } from '../src/services/local-encrypted.js'
+import { localEncryptedProvider } from '../src/services/secrets/local-encrypted.js'
 
 // The built-in provider keeps the contract every plugin keeps. Its ref is the value itself, sealed
 // under the master key to its secret and version, and slaw's storage holds it (valueInRef).
