@@ -57,7 +57,7 @@ eachBackend(t, 'cost events: recorded in cents and tokens, attributed, reported 
   t.equal(explicit.status, 201, 'an Operator records for any agent of the squad')
   t.match(explicit.body.costEvent, { provider: 'acme', biller: 'openrouter', billingType: 'subscription_included', billingCode: 'X', issueId: null, projectId: null })
 
-  // The tower gets the fact in the wire shape of DECISIONS.md section 5.
+  // The tower gets the fact in the wire shape of docs/ingest-protocol.md.
   const facts = (await outboxRows(api)).filter((o) => o.entityType === 'cost_event').map((o) => o.payload)
   t.equal(facts.length, 2)
   t.same(facts[0], {
