@@ -95,7 +95,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const openapi = openapiDocument(app, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'slaw local API', version: opts.version, description: 'The control plane of a slaw instance (interface A).' },
+      info: { title: 'slaw local API', version: opts.version, description: 'The HTTP API of a slaw instance: squads, agents, issues, runs, approvals, costs, routines, secrets and live events.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
