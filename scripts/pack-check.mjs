@@ -263,7 +263,7 @@ try {
 ${body}}\n`
       writeFileSync(join(dir, 'src/main.mts'), main)
       writeFileSync(join(dir, 'src/main-cjs.cts'), main)
-      run('npm', [...npmInstall, ...members.map((w) => tarballs.get(w.pkg.name)), '@types/node@^20', ...extra], dir, { quiet: true })
+      run('npm', [...npmInstall, ...members.map((w) => tarballs.get(w.pkg.name)), '@types/node@^22', ...extra], dir, { quiet: true })
       run(process.execPath, [tsc, '-p', 'tsconfig.json'], dir)
       for (const file of ['out/esm.mjs', 'out/cjs.cjs']) {
         const out = run(process.execPath, [file], dir, { quiet: true })
