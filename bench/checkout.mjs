@@ -21,10 +21,46 @@ await sql.unsafe(seedIssuesSql({ squadId: coSquad.id, prefix: coSquad.issuePrefi
 await sql.unsafe(bumpCounterSql(coSquad.id, coCount))
 const ids = (await sql`select id from issues where squad_id = ${coSquad.id} and number <= ${coCount / 2} order by number`).map((r) => r.id)
 let next = 0
-const checkout = await load({ url: slaw.base, duration, connections: clients, requests: [{ method: 'POST', setupRequest: (req) => { const n = next++; return { ...req, path: `/api/issues/${ids[n % ids.length]}/checkout`, headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ agentId: agents[n % agents.length] }) } } }] })
-const args = ['-n', '-M', 'extended', '-c', String(clients), '-j', '2', '-T', String(duration), '-f', join(root, 'bench/sql', 'checkout.sql'), '-D', `squad=${coSquad.id}`, '-D', `count=${coCount}`, url]
+const checkout = await load({
+  url: slaw.base,
+  duration,
+  connections: clients,
+  requests: [
+    {
+      method: 'POST',
+      setupRequest: (req) => {
+        const n = next++
+        return {
+          ...req,
+          path: `/api/issues/${ids[n % ids.length]}/checkout`,
+          headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ agentId: agents[n % agents.length] }),
+        }
+      },
+    },
+  ],
+})
+const args = [
+  '-n',
+  '-M',
+  'extended',
+  '-c',
+  String(clients),
+  '-j',
+  '2',
+  '-T',
+  String(duration),
+  '-f',
+  join(root, 'bench/sql', 'checkout.sql'),
+  '-D',
+  `squad=${coSquad.id}`,
+  '-D',
+  `count=${coCount}`,
+  url,
+]
 const out = execFileSync('pgbench', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
 const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1])
 console.log('checkout', checkout.rps, 'non2xx', checkout.non2xx, 'p99', checkout.p99, 'pgbench', Math.round(tps), 'ratio', (checkout.rps / tps).toFixed(2))
-await sql.end(); await slaw.stop()
+await sql.end()
+await slaw.stop()
 if (smoke) await dropFreshDbs()

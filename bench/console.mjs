@@ -28,10 +28,13 @@ const issueCount = size('BENCH_CONSOLE_ISSUES', 10_000, 300)
 const agentCount = size('BENCH_CONSOLE_AGENTS', 100, 10)
 const loads = size('BENCH_CONSOLE_LOADS', 7, 2)
 const chromiumPath = '/usr/bin/chromium'
-const deadline = setTimeout(() => {
-  console.error('console: took too long, giving up')
-  process.exit(1)
-}, (smoke ? 3 : 20) * 60_000)
+const deadline = setTimeout(
+  () => {
+    console.error('console: took too long, giving up')
+    process.exit(1)
+  },
+  (smoke ? 3 : 20) * 60_000,
+)
 deadline.unref()
 
 // 1. Build the app from source into a scratch folder and weigh what the first load fetches.
@@ -69,7 +72,12 @@ const { createInstance } = await import('@slaw/core')
 const { pgliteStorage } = await import('@slaw/storage-pg/pglite')
 const { consolePlugin } = await import('@slaw/console')
 const { chromium } = await import('playwright-core')
-const instance = await createInstance({ storage: await pgliteStorage({ dataDir: 'memory://' }), operatorKey, logger: false, adapters: [{ type: 'process', wake: async () => ({ status: 'succeeded', exitCode: 0 }) }] })
+const instance = await createInstance({
+  storage: await pgliteStorage({ dataDir: 'memory://' }),
+  operatorKey,
+  logger: false,
+  adapters: [{ type: 'process', wake: async () => ({ status: 'succeeded', exitCode: 0 }) }],
+})
 await instance.app.register(consolePlugin({ root: appRoot }))
 const base = await instance.listen({ port: 0, host: '127.0.0.1' })
 async function call(method, url, body) {
@@ -91,7 +99,12 @@ async function worker() {
     const i = made++
     if (i >= issueCount) return
     // One issue in ten is assigned (an assignment writes a wake request as well).
-    await call('POST', `/api/squads/${squad.id}/issues`, { title: `Bench issue ${i}: tidy the module ${i % 97}`, status: statuses[i % statuses.length], priority: priorities[i % 4], ...(i % 10 === 0 ? { assigneeAgentId: agents[(i / 10) % agents.length].id } : {}) })
+    await call('POST', `/api/squads/${squad.id}/issues`, {
+      title: `Bench issue ${i}: tidy the module ${i % 97}`,
+      status: statuses[i % statuses.length],
+      priority: priorities[i % 4],
+      ...(i % 10 === 0 ? { assigneeAgentId: agents[(i / 10) % agents.length].id } : {}),
+    })
   }
 }
 await Promise.all(Array.from({ length: 4 }, worker))
@@ -99,7 +112,10 @@ const seedMs = performance.now() - seedStart
 console.log(`seeded ${issueCount} issues and ${agentCount} agents through the API in ${(seedMs / 1000).toFixed(1)} s`)
 
 // 3. Loads in Chromium.
-const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] })
+const browser = await chromium.launch({
+  executablePath: chromiumPath,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+})
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 try {
   const signIn = []

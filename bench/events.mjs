@@ -22,18 +22,23 @@ const { api, dropFreshDbs, freePort, freshDb, machine, operatorKey, root, size, 
 
 const writes = size('BENCH_EVENT_WRITES', 300, 30)
 const streams = size('BENCH_EVENT_STREAMS', 1000, 100)
-const deadline = setTimeout(() => {
-  console.error('events: took too long, giving up')
-  for (const c of children) c.kill('SIGKILL')
-  process.exit(1)
-}, (smoke ? 2 : 10) * 60_000)
+const deadline = setTimeout(
+  () => {
+    console.error('events: took too long, giving up')
+    for (const c of children) c.kill('SIGKILL')
+    process.exit(1)
+  },
+  (smoke ? 2 : 10) * 60_000,
+)
 deadline.unref()
 const children = []
 
-function startNode(url) {
-  return new Promise(async (resolve, reject) => {
-    const port = await freePort()
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--conditions=slaw-source', join(root, 'bench/events-node.mjs'), url, String(port), operatorKey], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+async function startNode(url) {
+  const port = await freePort()
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--conditions=slaw-source', join(root, 'bench/events-node.mjs'), url, String(port), operatorKey], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    })
     children.push(child)
     child.once('message', (m) => resolve({ child, base: m.address }))
     child.once('exit', (code) => reject(new Error(`a node exited (${code})`)))
@@ -98,9 +103,11 @@ try {
   for (let i = 0; i < writes; i++) sequential.push(await write(i))
   const concurrent = []
   let next = 0
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (next < writes) concurrent.push(await write(`c${next++}`))
-  }))
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < writes) concurrent.push(await write(`c${next++}`))
+    }),
+  )
   stream.close()
 
   // 2. Memory of idle streams on node B.

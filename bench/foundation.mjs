@@ -48,7 +48,21 @@ async function readPaths(base, paths, token) {
 }
 
 function pgbench(url, script, vars) {
-  const args = ['-n', '-M', 'extended', '-c', String(clients), '-j', '2', '-T', String(duration), '-f', join(root, 'bench/sql', script), ...Object.entries(vars).flatMap(([k, v]) => ['-D', `${k}=${v}`]), url]
+  const args = [
+    '-n',
+    '-M',
+    'extended',
+    '-c',
+    String(clients),
+    '-j',
+    '2',
+    '-T',
+    String(duration),
+    '-f',
+    join(root, 'bench/sql', script),
+    ...Object.entries(vars).flatMap(([k, v]) => ['-D', `${k}=${v}`]),
+    url,
+  ]
   const out = execFileSync('pgbench', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
   const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1])
   const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0)
@@ -111,14 +125,28 @@ try {
   const sql = postgres(url, { max: 2, onnotice: () => {} })
   const seed = await seedBasics(slaw.base)
   const bodiesFile = join(tmp, 'bodies.json')
-  writeFileSync(bodiesFile, JSON.stringify(await readPaths(slaw.base, [[`/api/issues/${seed.issueId}`, operatorKey], ['/api/agents/me/inbox-lite', seed.token]], seed.token)))
+  writeFileSync(
+    bodiesFile,
+    JSON.stringify(
+      await readPaths(
+        slaw.base,
+        [
+          [`/api/issues/${seed.issueId}`, operatorKey],
+          ['/api/agents/me/inbox-lite', seed.token],
+        ],
+        seed.token,
+      ),
+    ),
+  )
   const bare = await startBare(bodiesFile, await freePort())
   await readsVsBare('PostgreSQL', slaw.base, seed, bare)
 
   // Writes: POST issue vs pgbench of the same statements.
   const writeSquad = (await api(slaw.base, 'POST', '/api/squads', { name: 'Writes' })).squad
   const create = await load({
-    url: `${slaw.base}/api/squads/${writeSquad.id}/issues`, method: 'POST', duration,
+    url: `${slaw.base}/api/squads/${writeSquad.id}/issues`,
+    method: 'POST',
+    duration,
     headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ title: 'bench issue' }),
   })
@@ -130,23 +158,37 @@ try {
   // Checkout of distinct issues: 50 agents, 200,000 todo issues seeded by SQL (smoke: 4 and 2,000).
   const coSquad = (await api(slaw.base, 'POST', '/api/squads', { name: 'Checkout' })).squad
   const agents = []
-  for (let i = 0; i < clients; i++) agents.push((await api(slaw.base, 'POST', `/api/squads/${coSquad.id}/agents`, { name: `co-${String(i).padStart(2, '0')}`, role: 'general', adapterType: 'process' })).agent.id)
+  for (let i = 0; i < clients; i++)
+    agents.push((await api(slaw.base, 'POST', `/api/squads/${coSquad.id}/agents`, { name: `co-${String(i).padStart(2, '0')}`, role: 'general', adapterType: 'process' })).agent.id)
   await sql.unsafe(seedIssuesSql({ squadId: coSquad.id, prefix: coSquad.issuePrefix, count: coCount, status: 'todo' }))
   await sql.unsafe(bumpCounterSql(coSquad.id, coCount))
   const ids = (await sql`select id from issues where squad_id = ${coSquad.id} and number <= ${coCount / 2} order by number`).map((r) => r.id)
   let next = 0
   const checkout = await load({
-    url: slaw.base, duration,
-    requests: [{
-      method: 'POST',
-      setupRequest: (req) => {
-        const n = next++
-        return { ...req, path: `/api/issues/${ids[n % ids.length]}/checkout`, headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ agentId: agents[n % agents.length] }) }
+    url: slaw.base,
+    duration,
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (req) => {
+          const n = next++
+          return {
+            ...req,
+            path: `/api/issues/${ids[n % ids.length]}/checkout`,
+            headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ agentId: agents[n % agents.length] }),
+          }
+        },
       },
-    }],
+    ],
   })
   const pgCheckout = pgbench(url, 'checkout.sql', { squad: coSquad.id, count: coCount })
-  results.runs[`PostgreSQL: checkout of distinct issues @${clients}`] = { slaw: checkout, pgbench: pgCheckout, ratio: +(checkout.rps / pgCheckout.tps).toFixed(2), note: 'pgbench picks random issues; some were already checked out (its UPDATE then matches nothing, which is cheaper)' }
+  results.runs[`PostgreSQL: checkout of distinct issues @${clients}`] = {
+    slaw: checkout,
+    pgbench: pgCheckout,
+    ratio: +(checkout.rps / pgCheckout.tps).toFixed(2),
+    note: 'pgbench picks random issues; some were already checked out (its UPDATE then matches nothing, which is cheaper)',
+  }
   log('checkout', checkout.rps, 'non2xx', checkout.non2xx, 'vs pgbench', pgCheckout.tps)
 
   // List and search with 100,000 issues in one squad (smoke: 2,000).
@@ -181,7 +223,19 @@ try {
     await storage.close()
   }
   const lite2 = await startSlaw({ port: litePort, env: { SVC_DATA_DIR: dataDir } })
-  writeFileSync(bodiesFile, JSON.stringify(await readPaths(lite2.base, [[`/api/issues/${liteSeed.issueId}`, operatorKey], ['/api/agents/me/inbox-lite', liteSeed.token]], liteSeed.token)))
+  writeFileSync(
+    bodiesFile,
+    JSON.stringify(
+      await readPaths(
+        lite2.base,
+        [
+          [`/api/issues/${liteSeed.issueId}`, operatorKey],
+          ['/api/agents/me/inbox-lite', liteSeed.token],
+        ],
+        liteSeed.token,
+      ),
+    ),
+  )
   const bare2 = await startBare(bodiesFile, await freePort())
   await readsVsBare('PGlite', lite2.base, liteSeed, bare2)
   await listAndSearch('PGlite', lite2.base, liteBig.id)
@@ -199,16 +253,25 @@ log('wrote', writeResult('results-foundation.json', results))
 
 // The results as a markdown table, each run beside its target.
 const target = (name) =>
-  name.includes('GET /api/issues') || name.includes('inbox') ? '≥ 0.40 of bare fastify'
-  : name.includes('POST issue') || name.includes('checkout') ? '≥ 0.50 of pgbench'
-  : name.includes(' issues @4') ? 'p50 < 15 ms, p99 < 60 ms'
-  : name.includes('start') ? '< 1.5 s'
-  : name.includes('memory') ? (name.startsWith('PGlite') ? '< 200 MB' : '< 100 MB') : ''
+  name.includes('GET /api/issues') || name.includes('inbox')
+    ? '≥ 0.40 of bare fastify'
+    : name.includes('POST issue') || name.includes('checkout')
+      ? '≥ 0.50 of pgbench'
+      : name.includes(' issues @4')
+        ? 'p50 < 15 ms, p99 < 60 ms'
+        : name.includes('start')
+          ? '< 1.5 s'
+          : name.includes('memory')
+            ? name.startsWith('PGlite')
+              ? '< 200 MB'
+              : '< 100 MB'
+            : ''
 console.log(`\n${results.date.slice(0, 10)}, ${results.machine}, ${duration} s per run\n`)
 console.log('| Run | slaw | baseline (same run) | ratio | target |\n|---|---|---|---|---|')
 for (const [name, v] of Object.entries(results.runs)) {
   if (v.bareFastify) console.log(`| ${name} | ${v.slaw.rps} req/s (p50 ${v.slaw.p50} ms, p99 ${v.slaw.p99} ms) | bare fastify ${v.bareFastify.rps} req/s | ${v.ratio} | ${target(name)} |`)
-  else if (v.pgbench) console.log(`| ${name} | ${v.slaw.rps} req/s (p50 ${v.slaw.p50} ms, p99 ${v.slaw.p99} ms, non-2xx ${v.slaw.non2xx}) | pgbench ${v.pgbench.tps} tps | ${v.ratio} | ${target(name)} |`)
+  else if (v.pgbench)
+    console.log(`| ${name} | ${v.slaw.rps} req/s (p50 ${v.slaw.p50} ms, p99 ${v.slaw.p99} ms, non-2xx ${v.slaw.non2xx}) | pgbench ${v.pgbench.tps} tps | ${v.ratio} | ${target(name)} |`)
   else if (v.medianMs !== undefined) console.log(`| ${name} | median ${v.medianMs} ms (min ${v.minMs}, max ${v.maxMs}) | | | ${target(name)} |`)
   else if (v.rssMb !== undefined) console.log(`| ${name} | ${v.rssMb} MB RSS after ${smoke ? 0.5 : 3} s idle | | | ${target(name)} |`)
   else console.log(`| ${name} | p50 ${v.p50} ms, p99 ${v.p99} ms (${v.rps} req/s, non-2xx ${v.non2xx}) | | | ${target(name)} |`)

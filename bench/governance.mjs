@@ -128,7 +128,10 @@ try {
   const writes = (await api(slaw.base, 'POST', '/api/squads', { name: 'Writes' })).squad
   const writer = (await api(slaw.base, 'POST', `/api/squads/${writes.id}/agents`, { name: 'writer', role: 'general', adapterType: 'process' })).agent
   const post = await load({
-    url: `${slaw.base}/api/squads/${writes.id}/cost-events`, method: 'POST', duration, connections: writers,
+    url: `${slaw.base}/api/squads/${writes.id}/cost-events`,
+    method: 'POST',
+    duration,
+    connections: writers,
     headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ agentId: writer.id, model: 'gpt-5', inputTokens: 1000, outputTokens: 100, costCents: 1 }),
   })
@@ -154,7 +157,8 @@ async function seedGoverned() {
   }
   const projectIds = []
   for (let i = 0; i < projectCount; i++) projectIds.push((await api(slaw.base, 'POST', `/api/squads/${squad.id}/projects`, { name: `project-${i}` })).project.id)
-  for (let i = 0; i < Math.min(10, agentCount); i++) await api(slaw.base, 'POST', `/api/squads/${squad.id}/approvals`, { type: 'request_board_approval', requestedByAgentId: agentIds[i], payload: { title: `ask ${i}`, summary: 'bench' } })
+  for (let i = 0; i < Math.min(10, agentCount); i++)
+    await api(slaw.base, 'POST', `/api/squads/${squad.id}/approvals`, { type: 'request_board_approval', requestedByAgentId: agentIds[i], payload: { title: `ask ${i}`, summary: 'bench' } })
 
   log(`seeding ${issues} issues and ${costEvents} cost events by SQL`)
   let t0 = Date.now()
@@ -182,11 +186,15 @@ async function seedGoverned() {
 log('wrote', writeResult('results-governance.json', results))
 
 // The results as a markdown table (bench/RESULTS.md keeps the current one by hand).
-console.log(`\n${results.date.slice(0, 10)}, ${results.machine}, ${duration} s per run; ${issues.toLocaleString('en')} issues and ${costEvents.toLocaleString('en')} cost events (${results.seed.monthEvents.toLocaleString('en')} this month; summary equals a scan: ${results.seed.summaryMatchesScan})`)
+console.log(
+  `\n${results.date.slice(0, 10)}, ${results.machine}, ${duration} s per run; ${issues.toLocaleString('en')} issues and ${costEvents.toLocaleString('en')} cost events (${results.seed.monthEvents.toLocaleString('en')} this month; summary equals a scan: ${results.seed.summaryMatchesScan})`,
+)
 console.log('Targets: dashboard, costs/summary and budgets/overview p50 < 10 ms and p99 < 40 ms; POST cost-events ≥ 0.50 of pgbench.\n')
 console.log('| Run | Result | |\n|---|---|---|')
 for (const [name, r] of Object.entries(results.runs)) {
-  console.log('slaw' in r
-    ? `| ${name} | ${r.slaw.rps} req/s (p50 ${r.slaw.p50} ms, p99 ${r.slaw.p99} ms, non-2xx ${r.slaw.non2xx}) vs pgbench ${r.pgbench.tps} tps | ratio ${r.ratio} |`
-    : `| ${name} | p50 ${r.p50} ms, p99 ${r.p99} ms | ${r.rps} req/s, non-2xx ${r.non2xx} |`)
+  console.log(
+    'slaw' in r
+      ? `| ${name} | ${r.slaw.rps} req/s (p50 ${r.slaw.p50} ms, p99 ${r.slaw.p99} ms, non-2xx ${r.slaw.non2xx}) vs pgbench ${r.pgbench.tps} tps | ratio ${r.ratio} |`
+      : `| ${name} | p50 ${r.p50} ms, p99 ${r.p99} ms | ${r.rps} req/s, non-2xx ${r.non2xx} |`,
+  )
 }

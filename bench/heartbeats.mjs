@@ -85,10 +85,11 @@ const dbUrl = await freshDb('slaw_bench_heartbeats')
   const node = () => createInstance({ storage: pgStorage({ url: dbUrl, max: 8 }), operatorKey, masterKey: '5a'.repeat(32), logger: false, jobs: { concurrency: 64 }, migrate: false })
   const a = await node()
   const b = await node()
-  for (const n of [a, b]) n.jobs.register('bench_noop', async (job) => {
-    ran.set(job.id, (ran.get(job.id) ?? 0) + 1)
-    return null
-  })
+  for (const n of [a, b])
+    n.jobs.register('bench_noop', async (job) => {
+      ran.set(job.id, (ran.get(job.id) ?? 0) + 1)
+      return null
+    })
   for (let i = 0; i < jobCount; i += 500) {
     await a.storage.transaction(async (tx) => {
       for (let j = i; j < Math.min(jobCount, i + 500); j++) await tx.jobs.enqueue({ id: uuidv7(), kind: 'bench_noop', squadId: null, payload: {} })
@@ -107,7 +108,15 @@ const dbUrl = await freshDb('slaw_bench_heartbeats')
 
 // 3. Run lists over many finished runs -------------------------------------------------------------
 {
-  const instance = await createInstance({ storage: pgStorage({ url: dbUrl, max: 5 }), operatorKey, adapters: [processAdapter()], masterKey: '5a'.repeat(32), logger: false, jobs: false, migrate: false })
+  const instance = await createInstance({
+    storage: pgStorage({ url: dbUrl, max: 5 }),
+    operatorKey,
+    adapters: [processAdapter()],
+    masterKey: '5a'.repeat(32),
+    logger: false,
+    jobs: false,
+    migrate: false,
+  })
   const inject = async (path) => {
     const t0 = performance.now()
     const res = await instance.app.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${operatorKey}` } })
@@ -115,7 +124,13 @@ const dbUrl = await freshDb('slaw_bench_heartbeats')
     return { ms: performance.now() - t0, body: JSON.parse(res.body) }
   }
   const squad = (await instance.app.inject({ method: 'POST', url: '/api/squads', headers: { authorization: `Bearer ${operatorKey}` }, payload: { name: 'Bench runs' } })).json().squad
-  const mk = (name) => instance.app.inject({ method: 'POST', url: `/api/squads/${squad.id}/agents`, headers: { authorization: `Bearer ${operatorKey}` }, payload: { name, role: 'r', adapterType: 'process', adapterConfig: { command: '/bin/true' } } })
+  const mk = (name) =>
+    instance.app.inject({
+      method: 'POST',
+      url: `/api/squads/${squad.id}/agents`,
+      headers: { authorization: `Bearer ${operatorKey}` },
+      payload: { name, role: 'r', adapterType: 'process', adapterConfig: { command: '/bin/true' } },
+    })
   const agents = [(await mk('a1')).json().agent.id, (await mk('a2')).json().agent.id, (await mk('a3')).json().agent.id, (await mk('a4')).json().agent.id]
   const sql = postgres(dbUrl, { max: 1, onnotice: () => {} })
   const t0 = performance.now()

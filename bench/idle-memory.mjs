@@ -27,11 +27,14 @@ const backends = positionals.length ? positionals : smoke ? ['pglite-disk', 'mem
 const port = await freePort()
 
 // Nothing here may outlive a bounded run: a hung start or stop ends the script.
-const deadline = setTimeout(() => {
-  console.error(`idle-memory: took longer than ${smoke ? 2 : 10} minutes, giving up`)
-  for (const child of live) child.kill('SIGKILL')
-  process.exit(1)
-}, (smoke ? 2 : 10) * 60_000)
+const deadline = setTimeout(
+  () => {
+    console.error(`idle-memory: took longer than ${smoke ? 2 : 10} minutes, giving up`)
+    for (const child of live) child.kill('SIGKILL')
+    process.exit(1)
+  },
+  (smoke ? 2 : 10) * 60_000,
+)
 deadline.unref()
 const live = new Set()
 

@@ -57,9 +57,7 @@ export const operatorKey = 'slaw_op_bench_operator_key_0000'
  * that start the CLI directly start it as an operator's `npm start` does.
  */
 const startScript = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start
-export const npmStartEnv = Object.fromEntries(
-  [...startScript.matchAll(/(\w+)=\$\{\1:-([^}]*)\}/g)].filter(([, name]) => process.env[name] === undefined).map(([, name, value]) => [name, value]),
-)
+export const npmStartEnv = Object.fromEntries([...startScript.matchAll(/(\w+)=\$\{\1:-([^}]*)\}/g)].filter(([, name]) => process.env[name] === undefined).map(([, name, value]) => [name, value]))
 
 export function machine() {
   return `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`

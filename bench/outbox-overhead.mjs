@@ -42,7 +42,14 @@ if (serve) {
       const { towerClient } = await import('@slaw/tower-client')
       tower = towerClient({ url: towerUrl, instanceId: 'bench-on', syncSec: Number(process.env.BENCH_SYNC_SEC ?? 1), heartbeatSec: 10 })
     }
-    const instance = await createInstance({ storage: pgStorage({ url: db, max: 10 }), operatorKey, masterKey: '5a'.repeat(32), adapters: [processAdapter()], logger: false, ...(tower ? { tower } : {}) })
+    const instance = await createInstance({
+      storage: pgStorage({ url: db, max: 10 }),
+      operatorKey,
+      masterKey: '5a'.repeat(32),
+      adapters: [processAdapter()],
+      logger: false,
+      ...(tower ? { tower } : {}),
+    })
     await instance.listen({ port, host: '127.0.0.1' })
     process.on('SIGTERM', () => instance.close().then(() => process.exit(0)))
   }
@@ -123,7 +130,11 @@ async function measure({ tower, off, on, duration, rounds, connections, log }) {
     const [offRun, onRun] = await Promise.all([load({ ...targets.off, duration }), load({ ...targets.on, duration })])
     runs.off.push(offRun)
     runs.on.push(onRun)
-    for (const [name, res] of [['off', offRun], ['on', onRun]]) log(`round ${r + 1} ${name}: ${res.rps} req/s, mean ${res.mean} ms, p50 ${res.p50} ms, p99 ${res.p99} ms, non-2xx ${res.non2xx}`)
+    for (const [name, res] of [
+      ['off', offRun],
+      ['on', onRun],
+    ])
+      log(`round ${r + 1} ${name}: ${res.rps} req/s, mean ${res.mean} ms, p50 ${res.p50} ms, p99 ${res.p99} ms, non-2xx ${res.non2xx}`)
   }
 
   // What the "on" instance reported: drained to the tower.
@@ -132,7 +143,13 @@ async function measure({ tower, off, on, duration, rounds, connections, log }) {
   const instances = await (await fetch(`${tower.base}/api/admin/instances`, { headers: { authorization: `Bearer ${adminKey}` } })).json()
   const reported = instances.items.find((i) => i.instanceId === 'bench-on')
 
-  const summary = (xs) => ({ mean: median(xs.map((x) => x.mean)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), rps: median(xs.map((x) => x.rps)), non2xx: xs.reduce((a, x) => a + x.non2xx, 0) })
+  const summary = (xs) => ({
+    mean: median(xs.map((x) => x.mean)),
+    p50: median(xs.map((x) => x.p50)),
+    p99: median(xs.map((x) => x.p99)),
+    rps: median(xs.map((x) => x.rps)),
+    non2xx: xs.reduce((a, x) => a + x.non2xx, 0),
+  })
   const offS = summary(runs.off)
   const onS = summary(runs.on)
   // Paired: each round's on/off ratio (both ran at the same time), then the median of the ratios.
@@ -158,5 +175,4 @@ async function measure({ tower, off, on, duration, rounds, connections, log }) {
   console.log(`| tower client on (sync every ${results.syncSec} s) | ${onS.mean} ms | ${onS.p50} ms | ${onS.p99} ms | ${onS.rps} | ${onS.non2xx} |`)
   console.log(`| latency added (median of paired rounds) | ${results.overheadPercent.mean} % | ${results.overheadPercent.p50} % | ${results.overheadPercent.p99} % | | |`)
   console.log(`tower after the runs: spool depth ${status.spoolDepth}, acknowledged cursor ${results.towerAfter.acknowledgedCursor}`)
-
 }

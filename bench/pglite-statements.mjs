@@ -17,9 +17,14 @@ const stats = new Map()
 const orig = PGlite.prototype.query
 PGlite.prototype.query = async function (sql, params, opts) {
   const t0 = performance.now()
-  try { return await orig.call(this, sql, params, opts) } finally {
+  try {
+    return await orig.call(this, sql, params, opts)
+  } finally {
     const k = sql.replace(/\s+/g, ' ').trim().slice(0, 70)
-    const s = stats.get(k) ?? { n: 0, ms: 0 }; s.n++; s.ms += performance.now() - t0; stats.set(k, s)
+    const s = stats.get(k) ?? { n: 0, ms: 0 }
+    s.n++
+    s.ms += performance.now() - t0
+    stats.set(k, s)
   }
 }
 const storage = await pgliteStorage({ dataDir: 'memory://' })
@@ -42,10 +47,20 @@ for (let i = 0; i < warmup; i++) await req()
 stats.clear()
 const t0 = performance.now()
 let done = 0
-await Promise.all(Array.from({ length: 10 }, async () => { while (done < total) { done++; await req() } }))
+await Promise.all(
+  Array.from({ length: 10 }, async () => {
+    while (done < total) {
+      done++
+      await req()
+    }
+  }),
+)
 const el = performance.now() - t0
-console.log(`${scenario}: ${(total / el * 1000).toFixed(0)} req/s in-process`)
+console.log(`${scenario}: ${((total / el) * 1000).toFixed(0)} req/s in-process`)
 let tot = 0
-for (const [k, s] of [...stats].sort((a, b) => b[1].ms - a[1].ms)) { tot += s.ms; console.log(s.n.toString().padStart(6), s.ms.toFixed(0).padStart(6), 'ms', (s.ms / s.n).toFixed(3), k) }
+for (const [k, s] of [...stats].sort((a, b) => b[1].ms - a[1].ms)) {
+  tot += s.ms
+  console.log(s.n.toString().padStart(6), s.ms.toFixed(0).padStart(6), 'ms', (s.ms / s.n).toFixed(3), k)
+}
 console.log('total in PGlite', tot.toFixed(0), 'ms of', el.toFixed(0))
 await inst.close()

@@ -110,7 +110,15 @@ for (const [n, us] of self) {
   const where = url.replace(/^file:\/\//, '').replace(/.*node_modules\//, '')
   const k = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`
   fnTotals.set(k, (fnTotals.get(k) ?? 0) + us)
-  const pkg = !url ? functionName : url.includes('node_modules/') ? url.replace(/.*node_modules\/((@[^/]+\/)?[^/]+).*/, '$1') : url.startsWith('node:') ? 'node:' + url.slice(5).split('/')[0] : url.includes('/packages/') ? 'slaw:' + url.replace(/.*\/packages\/([^/]+).*/, '$1') : url
+  const pkg = !url
+    ? functionName
+    : url.includes('node_modules/')
+      ? url.replace(/.*node_modules\/((@[^/]+\/)?[^/]+).*/, '$1')
+      : url.startsWith('node:')
+        ? 'node:' + url.slice(5).split('/')[0]
+        : url.includes('/packages/')
+          ? 'slaw:' + url.replace(/.*\/packages\/([^/]+).*/, '$1')
+          : url
   pkgTotals.set(pkg, (pkgTotals.get(pkg) ?? 0) + us)
 }
 const pct = (us) => ((100 * us) / total).toFixed(1).padStart(5) + '%'

@@ -72,20 +72,25 @@ async function seedSquad(base, i) {
     targets.push({ path: trigger.fireUrl, secret })
   }
   const body = JSON.stringify({ service: 'billing', ref: 'refs/heads/main' })
-  for (const [name, spread] of [['oneTrigger', 1], ['tenSquads', targets.length]]) {
+  for (const [name, spread] of [
+    ['oneTrigger', 1],
+    ['tenSquads', targets.length],
+  ]) {
     log(`webhook fire @10, ${name}, for`, duration, 's')
     let n = 0
     const r = await load({
       url: node.base,
       connections: 10,
       duration,
-      requests: [{
-        method: 'POST',
-        setupRequest: (req) => {
-          const t = targets[n++ % spread]
-          return { ...req, path: t.path, body, headers: { authorization: `Bearer ${t.secret}`, 'content-type': 'application/json' } }
+      requests: [
+        {
+          method: 'POST',
+          setupRequest: (req) => {
+            const t = targets[n++ % spread]
+            return { ...req, path: t.path, body, headers: { authorization: `Bearer ${t.secret}`, 'content-type': 'application/json' } }
+          },
         },
-      }],
+      ],
     })
     results[`webhook_${name}`] = r
     log(name, r)

@@ -75,7 +75,25 @@ try {
   const readP50Ms = await part(() => storage.secrets.getForResolve(secret.id, 'latest'))
   const { uuidv7 } = await import('@slaw/core')
   const writeP50Ms = await part(() =>
-    storage.secrets.recordAccess({ id: uuidv7(), secretId: secret.id, squadId: squad.id, version: 1, provider: 'local_encrypted', actorType: 'system', actorId: 'bench', consumerType: 'routine', consumerId: secret.id, configPath: 'env.X', issueId: null, heartbeatRunId: null, outcome: 'success', errorCode: null }, new Date()),
+    storage.secrets.recordAccess(
+      {
+        id: uuidv7(),
+        secretId: secret.id,
+        squadId: squad.id,
+        version: 1,
+        provider: 'local_encrypted',
+        actorType: 'system',
+        actorId: 'bench',
+        consumerType: 'routine',
+        consumerId: secret.id,
+        configPath: 'env.X',
+        issueId: null,
+        heartbeatRunId: null,
+        outcome: 'success',
+        errorCode: null,
+      },
+      new Date(),
+    ),
   )
   const result = {
     machine: machine(),

@@ -90,12 +90,16 @@ function run(file, env) {
     let timedOut = false
     const timer = setTimeout(() => {
       timedOut = true
-      try { process.kill(-child.pid, 'SIGKILL') } catch {}
+      try {
+        process.kill(-child.pid, 'SIGKILL')
+      } catch {}
     }, timeoutMs)
     child.on('close', (code) => {
       clearTimeout(timer)
       // Whatever the script started and left running goes with its group.
-      try { process.kill(-child.pid, 'SIGKILL') } catch {}
+      try {
+        process.kill(-child.pid, 'SIGKILL')
+      } catch {}
       resolve({ code: timedOut ? null : code, output })
     })
   })

@@ -23,9 +23,7 @@ const log = (...a) => console.log('[soak]', ...a)
 
 const url = await freshDb(`slaw_soak_${Date.now()}`)
 const port = await freePort()
-const args = process.env.SOAK_FROM_SOURCE
-  ? ['--import', 'tsx', '--conditions=slaw-source', join(root, 'packages/cli/src/bin.ts')]
-  : [join(root, 'packages/cli/dist/bin.cjs')]
+const args = process.env.SOAK_FROM_SOURCE ? ['--import', 'tsx', '--conditions=slaw-source', join(root, 'packages/cli/src/bin.ts')] : [join(root, 'packages/cli/dist/bin.cjs')]
 const child = spawn(process.execPath, [...args, 'start', '--port', String(port)], {
   cwd: root,
   env: { ...process.env, ...npmStartEnv, DATABASE_URL: url, SVC_OPERATOR_KEY: operatorKey, LOG_LEVEL: 'warn' },
@@ -53,14 +51,27 @@ function nextRequest() {
   const issue = issues[i % issues.length]
   const agent = agents[i % 2]
   switch (i % 8) {
-    case 0: return { method: 'GET', path: `/api/issues/${issue.id}`, headers: auth }
-    case 1: return { method: 'GET', path: `/api/squads/${squad.id}/issues?limit=50`, headers: auth }
-    case 2: return { method: 'POST', path: `/api/squads/${squad.id}/issues`, headers: json, body: JSON.stringify({ title: `created ${i}`, priority: 'low' }) }
-    case 3: return { method: 'POST', path: `/api/issues/${issue.id}/comments`, headers: json, body: JSON.stringify({ body: `comment ${i}` }) }
-    case 4: return { method: 'POST', path: `/api/issues/${issue.id}/checkout`, headers: json, body: JSON.stringify({ agentId: agent.id, expectedStatuses: ['todo', 'in_progress', 'backlog'] }) }
-    case 5: return { method: 'POST', path: `/api/issues/${issue.id}/release`, headers: json, body: '{}' }
-    case 6: return { method: 'POST', path: `/api/squads/${squad.id}/cost-events`, headers: json, body: JSON.stringify({ agentId: agent.id, model: 'claude-sonnet-4', inputTokens: 100 + (i % 50), outputTokens: 20, costCents: 1 }) }
-    default: return { method: 'GET', path: `/api/squads/${squad.id}/dashboard`, headers: auth }
+    case 0:
+      return { method: 'GET', path: `/api/issues/${issue.id}`, headers: auth }
+    case 1:
+      return { method: 'GET', path: `/api/squads/${squad.id}/issues?limit=50`, headers: auth }
+    case 2:
+      return { method: 'POST', path: `/api/squads/${squad.id}/issues`, headers: json, body: JSON.stringify({ title: `created ${i}`, priority: 'low' }) }
+    case 3:
+      return { method: 'POST', path: `/api/issues/${issue.id}/comments`, headers: json, body: JSON.stringify({ body: `comment ${i}` }) }
+    case 4:
+      return { method: 'POST', path: `/api/issues/${issue.id}/checkout`, headers: json, body: JSON.stringify({ agentId: agent.id, expectedStatuses: ['todo', 'in_progress', 'backlog'] }) }
+    case 5:
+      return { method: 'POST', path: `/api/issues/${issue.id}/release`, headers: json, body: '{}' }
+    case 6:
+      return {
+        method: 'POST',
+        path: `/api/squads/${squad.id}/cost-events`,
+        headers: json,
+        body: JSON.stringify({ agentId: agent.id, model: 'claude-sonnet-4', inputTokens: 100 + (i % 50), outputTokens: 20, costCents: 1 }),
+      }
+    default:
+      return { method: 'GET', path: `/api/squads/${squad.id}/dashboard`, headers: auth }
   }
 }
 
@@ -92,10 +103,18 @@ const ratio = +(max / postWarmup).toFixed(2)
 const summary = {
   date: new Date().toISOString(),
   machine: machine(),
-  duration, warmup, connections,
-  requests: result.requests.total, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99,
-  non2xx: result.non2xx, errors: result.errors,
-  rssMb: { postWarmup, max, afterLoad, [smoke ? 'idleAfter1s' : 'idleAfter10s']: idle }, ratio, pass: smoke ? result.requests.total > 0 : ratio <= 1.5,
+  duration,
+  warmup,
+  connections,
+  requests: result.requests.total,
+  rps: Math.round(result.requests.average),
+  p50: result.latency.p50,
+  p99: result.latency.p99,
+  non2xx: result.non2xx,
+  errors: result.errors,
+  rssMb: { postWarmup, max, afterLoad, [smoke ? 'idleAfter1s' : 'idleAfter10s']: idle },
+  ratio,
+  pass: smoke ? result.requests.total > 0 : ratio <= 1.5,
   samples,
 }
 const { samples: _, ...shown } = summary

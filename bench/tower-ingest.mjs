@@ -24,7 +24,11 @@ async function enroll(i) {
   const res = await fetch(`${base}/api/ingest/v1/enroll`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ protocolVersion: 1, instance: { machineId: `bench-machine-${i}-0000`, instanceId: `bench-${i}`, hostname: `bench-${i}`, os: 'linux', slawVersion: '0.1.0' }, capabilities: { reportIssueTitles: true, liveStream: false } }),
+    body: JSON.stringify({
+      protocolVersion: 1,
+      instance: { machineId: `bench-machine-${i}-0000`, instanceId: `bench-${i}`, hostname: `bench-${i}`, os: 'linux', slawVersion: '0.1.0' },
+      capabilities: { reportIssueTitles: true, liveStream: false },
+    }),
   })
   const body = await res.json()
   if (!body.apiKey) throw new Error(`enroll: ${res.status} ${JSON.stringify(body)}`)
@@ -34,8 +38,29 @@ async function enroll(i) {
 function batch(cursor) {
   const squad = randomUUID()
   const now = new Date().toISOString()
-  const upserts = Array.from({ length: upsertCount }, (_, i) => ({ type: 'issue', localId: randomUUID(), squadLocalId: squad, projectLocalId: null, title: `issue ${i}`, status: 'todo', assigneeAgentLocalId: null, updatedAt: now }))
-  const facts = Array.from({ length: factCount }, (_, i) => ({ type: 'cost_event', localId: randomUUID(), squadLocalId: squad, provider: 'anthropic', billingType: 'metered_api', model: 'claude', inputTokens: 100 + i, cachedInputTokens: 0, outputTokens: 50, costCents: 3, occurredAt: now }))
+  const upserts = Array.from({ length: upsertCount }, (_, i) => ({
+    type: 'issue',
+    localId: randomUUID(),
+    squadLocalId: squad,
+    projectLocalId: null,
+    title: `issue ${i}`,
+    status: 'todo',
+    assigneeAgentLocalId: null,
+    updatedAt: now,
+  }))
+  const facts = Array.from({ length: factCount }, (_, i) => ({
+    type: 'cost_event',
+    localId: randomUUID(),
+    squadLocalId: squad,
+    provider: 'anthropic',
+    billingType: 'metered_api',
+    model: 'claude',
+    inputTokens: 100 + i,
+    cachedInputTokens: 0,
+    outputTokens: 50,
+    costCents: 3,
+    occurredAt: now,
+  }))
   return gzipSync(JSON.stringify({ protocolVersion: 1, sentAt: now, batchCursor: String(cursor).padStart(20, '0'), upserts, facts }))
 }
 
@@ -57,7 +82,15 @@ single.sort((a, b) => a - b)
 
 const extra = keys.map(() => Array.from({ length: batchesPerSender }, (_, i) => batch(batchesPerSender + i + 1)))
 const t0 = performance.now()
-const four = (await Promise.all(keys.map(async (key, k) => { const ms = []; for (const body of extra[k]) ms.push(await send(key, body)); return ms }))).flat()
+const four = (
+  await Promise.all(
+    keys.map(async (key, k) => {
+      const ms = []
+      for (const body of extra[k]) ms.push(await send(key, body))
+      return ms
+    }),
+  )
+).flat()
 const seconds = (performance.now() - t0) / 1000
 four.sort((a, b) => a - b)
 const factsPerSecond = Math.round((4 * batchesPerSender * factCount) / seconds)

@@ -38,9 +38,7 @@ function walk(dir, out = []) {
 function compiledExports(exports) {
   if (typeof exports === 'string') return exports
   if (!exports || typeof exports !== 'object') return exports
-  return Object.fromEntries(
-    Object.entries(exports).map(([k, v]) => [k, k === 'slaw-source' && typeof v === 'string' ? v.replace(/\.ts$/, '.js') : compiledExports(v)]),
-  )
+  return Object.fromEntries(Object.entries(exports).map(([k, v]) => [k, k === 'slaw-source' && typeof v === 'string' ? v.replace(/\.ts$/, '.js') : compiledExports(v)]))
 }
 
 export async function buildTests() {

@@ -79,7 +79,8 @@ for (const { dir, abs, pkg } of workspaces()) {
     }
   }
   if (!applications.has(name) && pkg.dependencies?.['@electric-sql/pglite']) problem(name, '@electric-sql/pglite must be an optional peer dependency of a library, not a dependency')
-  if (pkg.peerDependencies?.['@electric-sql/pglite'] && !pkg.peerDependenciesMeta?.['@electric-sql/pglite']?.optional) problem(name, '@electric-sql/pglite must be an optional peer (peerDependenciesMeta)')
+  if (pkg.peerDependencies?.['@electric-sql/pglite'] && !pkg.peerDependenciesMeta?.['@electric-sql/pglite']?.optional)
+    problem(name, '@electric-sql/pglite must be an optional peer (peerDependenciesMeta)')
 }
 
 // Every package a host installs at run time must accept the floor, or npm prints EBADENGINE.
@@ -87,7 +88,8 @@ const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'))
 for (const [path, entry] of Object.entries(lock.packages ?? {})) {
   if (!path.startsWith('node_modules/') || entry.dev || !entry.engines?.node || !floorMin) continue
   const range = typeof entry.engines.node === 'string' ? entry.engines.node : ''
-  if (semver.validRange(range) && !semver.satisfies(floorMin, range)) problem(path.replace(/^.*node_modules\//, ''), `declares Node ${range}, which the floor ${floor} does not meet (npm prints EBADENGINE)`)
+  if (semver.validRange(range) && !semver.satisfies(floorMin, range))
+    problem(path.replace(/^.*node_modules\//, ''), `declares Node ${range}, which the floor ${floor} does not meet (npm prints EBADENGINE)`)
 }
 
 if (problems.length) {

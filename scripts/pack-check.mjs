@@ -117,24 +117,29 @@ try {
     const pgHost = packages.filter((w) => !needsPglite(w.pkg.name))
 
     // 3. A PostgreSQL host: no PGlite anywhere.
-    if (!examplesOnly) await timed('PostgreSQL host (install, tsc, load)', async () => {
-      const dir = makeHost('pg-host', pgHost, [], { start: false })
-      if (existsSync(join(dir, 'node_modules/@electric-sql/pglite'))) fail(`PostgreSQL host: @electric-sql/pglite was installed (by ${run('npm', ['explain', '@electric-sql/pglite'], dir, { quiet: true }).split('\n')[0]})`)
-      console.log(`PostgreSQL host: ${pgHost.map((w) => w.pkg.name).join(', ')} without PGlite: types check, every entry point loads (ESM and CJS)`)
-    })
+    if (!examplesOnly)
+      await timed('PostgreSQL host (install, tsc, load)', async () => {
+        const dir = makeHost('pg-host', pgHost, [], { start: false })
+        if (existsSync(join(dir, 'node_modules/@electric-sql/pglite')))
+          fail(`PostgreSQL host: @electric-sql/pglite was installed (by ${run('npm', ['explain', '@electric-sql/pglite'], dir, { quiet: true }).split('\n')[0]})`)
+        console.log(`PostgreSQL host: ${pgHost.map((w) => w.pkg.name).join(', ')} without PGlite: types check, every entry point loads (ESM and CJS)`)
+      })
 
     // 4. The full host, on PGlite; then its type-check with TypeScript 7.
-    if (!examplesOnly) await timed('PGlite host (install, tsc, start, HTTP; tsc of TypeScript 7)', async () => {
-      const dir = makeHost('full-host', packages, ['@electric-sql/pglite', '@types/emscripten'], { start: true })
-      console.log('PGlite host: every package: types check, ESM and CJS builds start an instance and answer HTTP')
-      run('npm', [...npmInstall, '--save-dev', 'typescript@7'], dir, { quiet: true })
-      const ts7 = typescriptIn(dir, 7)
-      run(ts7.tsc, ['-p', 'tsconfig.json', '--noEmit'], dir)
-      console.log(`PGlite host: types check with TypeScript ${ts7.version} too (strict, skipLibCheck false)`)
-    })
+    if (!examplesOnly)
+      await timed('PGlite host (install, tsc, start, HTTP; tsc of TypeScript 7)', async () => {
+        const dir = makeHost('full-host', packages, ['@electric-sql/pglite', '@types/emscripten'], { start: true })
+        console.log('PGlite host: every package: types check, ESM and CJS builds start an instance and answer HTTP')
+        run('npm', [...npmInstall, '--save-dev', 'typescript@7'], dir, { quiet: true })
+        const ts7 = typescriptIn(dir, 7)
+        run(ts7.tsc, ['-p', 'tsconfig.json', '--noEmit'], dir)
+        console.log(`PGlite host: types check with TypeScript ${ts7.version} too (strict, skipLibCheck false)`)
+      })
 
     // 5. Every example, alone; two at a time (most of it is npm install).
-    const examples = readdirSync(join(root, 'examples'), { withFileTypes: true }).filter((d) => d.isDirectory() && existsSync(join(root, 'examples', d.name, 'package.json'))).map((d) => d.name)
+    const examples = readdirSync(join(root, 'examples'), { withFileTypes: true })
+      .filter((d) => d.isDirectory() && existsSync(join(root, 'examples', d.name, 'package.json')))
+      .map((d) => d.name)
     await timed(`examples (${examples.length}: install, typecheck, build, test)`, async () => {
       const queue = [...examples]
       const failed = []
@@ -237,7 +242,18 @@ try {
           {
             // PGlite's declarations use the Emscripten namespace without depending on its types: a
             // PGlite host adds @types/emscripten (docs/packages.md).
-            compilerOptions: { strict: true, skipLibCheck: false, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2023', 'DOM'], types: start ? ['node', 'emscripten'] : ['node'], outDir: 'out', rootDir: 'src', noEmitOnError: true },
+            compilerOptions: {
+              strict: true,
+              skipLibCheck: false,
+              module: 'NodeNext',
+              moduleResolution: 'NodeNext',
+              target: 'ES2022',
+              lib: ['ES2023', 'DOM'],
+              types: start ? ['node', 'emscripten'] : ['node'],
+              outDir: 'out',
+              rootDir: 'src',
+              noEmitOnError: true,
+            },
             include: ['src'],
           },
           null,
@@ -254,7 +270,10 @@ try {
       const imports = entries.map((spec, i) => `import * as m${i} from '${spec}'`).join('\n')
       const list = `export const modules = [${entries.map((_, i) => `m${i}`).join(', ')}]\nexport const names = ${JSON.stringify(entries)}`
       writeFileSync(join(dir, 'src/esm.mts'), `${imports}\nimport { main } from './main.mjs'\n${list}\nawait main(names, modules)\n`)
-      writeFileSync(join(dir, 'src/cjs.cts'), `${imports}\nimport { main } from './main-cjs.cjs'\n${list}\nvoid main(names, modules).catch((err: unknown) => {\n  console.error(err)\n  process.exit(1)\n})\n`)
+      writeFileSync(
+        join(dir, 'src/cjs.cts'),
+        `${imports}\nimport { main } from './main-cjs.cjs'\n${list}\nvoid main(names, modules).catch((err: unknown) => {\n  console.error(err)\n  process.exit(1)\n})\n`,
+      )
       const body = start ? startBody : ''
       const main = `${start ? "import { createInstance } from '@slaw/core'\nimport { pgliteStorage } from '@slaw/storage-pg/pglite'\n" : ''}export async function main(names: string[], modules: object[]): Promise<void> {
   names.forEach((n, i) => {

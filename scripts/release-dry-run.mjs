@@ -50,7 +50,8 @@ try {
           if (versions.has(dep) && !semver.satisfies(versions.get(dep), range)) throw new Error(`${w.pkg.name} ${field}["${dep}"] is ${range}, which ${dep} ${versions.get(dep)} does not satisfy`)
         }
       }
-      if (semver.major(w.pkg.version) !== semver.major(before.get(w.pkg.name)) && semver.major(before.get(w.pkg.name)) === 0) throw new Error(`${w.pkg.name} would leave 0.x (${w.pkg.version}); if that is meant, drop this check in the same change`)
+      if (semver.major(w.pkg.version) !== semver.major(before.get(w.pkg.name)) && semver.major(before.get(w.pkg.name)) === 0)
+        throw new Error(`${w.pkg.name} would leave 0.x (${w.pkg.version}); if that is meant, drop this check in the same change`)
       if (!existsSync(join(w.abs, 'CHANGELOG.md')) && before.get(w.pkg.name) !== w.pkg.version) throw new Error(`${w.pkg.name}: no CHANGELOG.md after changeset version`)
     }
 

@@ -94,14 +94,17 @@ function runFile(file) {
     child.stderr.on('data', (c) => (err += c))
     let timedOut = false
     // tap stops a file at its limit itself; this is for a file that hangs beyond tap's reach.
-    const timer = setTimeout(() => {
-      timedOut = true
-      try {
-        process.kill(-child.pid, 'SIGKILL')
-      } catch {
-        // gone already
-      }
-    }, (fileTimeoutSeconds + 15) * 1000)
+    const timer = setTimeout(
+      () => {
+        timedOut = true
+        try {
+          process.kill(-child.pid, 'SIGKILL')
+        } catch {
+          // gone already
+        }
+      },
+      (fileTimeoutSeconds + 15) * 1000,
+    )
     child.on('close', (code, signal) => {
       clearTimeout(timer)
       // A file's own children (servers it started) go with it.
@@ -155,7 +158,12 @@ function failuresOf(file, tap) {
   return failures.filter((f) => !failures.some((g) => g !== f && g.title.startsWith(`${f.title} > `)))
 }
 
-const indent = (text) => text.replace(/\n$/, '').split('\n').map((l) => (l ? `    ${l}` : l)).join('\n')
+const indent = (text) =>
+  text
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((l) => (l ? `    ${l}` : l))
+    .join('\n')
 const totals = { pass: 0, fail: 0, skip: 0 }
 const failures = []
 const started = Date.now()
@@ -169,7 +177,16 @@ async function worker() {
     times[r.file] = r.ms
     // Each file's TAP as a subtest of the run, printed whole when the file ends (files run in parallel).
     process.stdout.write(`# Subtest: ${r.file}\n${indent(r.out)}\n`)
-    if (r.err.trim()) process.stdout.write(`${indent(r.err.trim().split('\n').map((l) => `# ${l}`).join('\n'))}\n`)
+    if (r.err.trim())
+      process.stdout.write(
+        `${indent(
+          r.err
+            .trim()
+            .split('\n')
+            .map((l) => `# ${l}`)
+            .join('\n'),
+        )}\n`,
+      )
     const ok = r.code === 0 && r.counts !== undefined && r.counts.fail === 0
     if (r.counts) {
       totals.pass += r.counts.pass

@@ -57,7 +57,12 @@ export function spoolAdapter(options: SpoolAdapterOptions): AgentAdapter {
       task: task ?? null,
       env: input.env,
     }
-    const files = { job: join(queueDir, jobFile(input.runId)), claimed: join(queueDir, claimedFile(input.runId)), result: join(queueDir, resultFile(input.runId)), stop: join(queueDir, stopFile(input.runId)) }
+    const files = {
+      job: join(queueDir, jobFile(input.runId)),
+      claimed: join(queueDir, claimedFile(input.runId)),
+      result: join(queueDir, resultFile(input.runId)),
+      stop: join(queueDir, stopFile(input.runId)),
+    }
     await writeFile(`${files.job}.tmp`, JSON.stringify(job), { mode: 0o600 })
     await rename(`${files.job}.tmp`, files.job)
     try {

@@ -57,7 +57,13 @@ export function serveSpool(options: SpoolWorkerOptions): { close(): Promise<void
       if (won) void runJob(runId)
     }
     for (const [runId, job] of running) {
-      if (await stat(join(options.queueDir, stopFile(runId))).then(() => true, () => false)) job.stop.abort()
+      if (
+        await stat(join(options.queueDir, stopFile(runId))).then(
+          () => true,
+          () => false,
+        )
+      )
+        job.stop.abort()
     }
   }
 

@@ -53,7 +53,10 @@ export function directorySecretProvider(options: DirectorySecretProviderOptions 
     } catch (error) {
       throw fsError(error, `read ${secretId}`)
     }
-    const latest = files.filter((f) => /^\d{10}-[0-9a-f]{16}$/.test(f)).sort().at(-1)
+    const latest = files
+      .filter((f) => /^\d{10}-[0-9a-f]{16}$/.test(f))
+      .sort()
+      .at(-1)
     if (!latest) throw new SecretProviderError('not_found', `directory_files read ${secretId}: no version`)
     return latest
   }

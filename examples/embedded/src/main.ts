@@ -17,7 +17,12 @@ export async function demo(instance: SlawInstance) {
   const me = systemActor('embedded-example')
   const { squads, agents, issues } = instance.services
   const squad = await squads.create(me, { name: 'Embedded' })
-  const ada = await agents.create(me, squad.id, { name: 'ada', role: 'software_engineer', adapterType: 'process', adapterConfig: { command: process.execPath, args: ['-e', 'console.log(`woken: ${process.env.SVC_RUN_ID}`)'] } })
+  const ada = await agents.create(me, squad.id, {
+    name: 'ada',
+    role: 'software_engineer',
+    adapterType: 'process',
+    adapterConfig: { command: process.execPath, args: ['-e', 'console.log(`woken: ${process.env.SVC_RUN_ID}`)'] },
+  })
   const issue = await issues.create(me, squad.id, { title: 'Write the release notes', priority: 'high' })
   const checkedOut = await issues.checkout(me, issue.id, { agentId: ada.id })
   return { squad, agent: ada, issue: checkedOut }

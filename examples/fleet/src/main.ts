@@ -69,7 +69,12 @@ export async function demo(fleet: Fleet) {
       await new Promise((r) => setTimeout(r, 50))
     }
     const { squad } = await call(url, operatorKey, 'POST', '/api/squads', { name: `Squad ${name}` })
-    const { agent } = await call(url, operatorKey, 'POST', `/api/squads/${squad.id}/agents`, { name: 'ada', role: 'software_engineer', adapterType: 'process', adapterConfig: { command: process.execPath, args: ['-e', 'console.log(`woken: ${process.env.SVC_RUN_ID}`)'] } })
+    const { agent } = await call(url, operatorKey, 'POST', `/api/squads/${squad.id}/agents`, {
+      name: 'ada',
+      role: 'software_engineer',
+      adapterType: 'process',
+      adapterConfig: { command: process.execPath, args: ['-e', 'console.log(`woken: ${process.env.SVC_RUN_ID}`)'] },
+    })
     await call(url, operatorKey, 'POST', `/api/squads/${squad.id}/issues`, { title: `Plan the ${name} launch`, description: 'Stays on the instance.' })
     await call(url, operatorKey, 'POST', `/api/squads/${squad.id}/cost-events`, { agentId: agent.id, model: 'some-model', inputTokens: 1200, outputTokens: 300, costCents: 42 })
     // Send now rather than at the next tick.

@@ -9,7 +9,10 @@ t.test('two instances report to one tower', async (t) => {
     view.map((v) => v.instanceId),
     ['fleet-alpha', 'fleet-beta'],
   )
-  t.ok(view.every((v) => v.state === 'active'), 'both enrolled')
+  t.ok(
+    view.every((v) => v.state === 'active'),
+    'both enrolled',
+  )
   const [alpha, beta] = view
   t.same(alpha!.issueTitles, ['Plan the alpha launch'])
   t.match(beta!.issueTitles, [/^[A-Z]+-1$/], 'beta reports identifiers instead of titles')

@@ -22,12 +22,26 @@ t.test('checkout races across two nodes have exactly one winner', { skip }, asyn
   })
   const bases = await Promise.all(nodes.map((n) => n.listen({ port: 0, host: '127.0.0.1' })))
   const call = async (base: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) })
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    })
     return { status: res.status, body: (await res.json()) as any }
   }
   const squad = (await call(bases[0]!, 'POST', '/api/squads', { name: 'Race' })).body.squad
   const agents: string[] = []
-  for (let i = 0; i < 6; i++) agents.push((await call(bases[i % 2]!, 'POST', `/api/squads/${squad.id}/agents`, { name: `racer-${i}`, role: 'general', adapterType: 'process', adapterConfig: { command: process.execPath, args: ['-e', 'console.log(`woken: ${process.env.SVC_RUN_ID}`)'] } })).body.agent.id)
+  for (let i = 0; i < 6; i++)
+    agents.push(
+      (
+        await call(bases[i % 2]!, 'POST', `/api/squads/${squad.id}/agents`, {
+          name: `racer-${i}`,
+          role: 'general',
+          adapterType: 'process',
+          adapterConfig: { command: process.execPath, args: ['-e', 'console.log(`woken: ${process.env.SVC_RUN_ID}`)'] },
+        })
+      ).body.agent.id,
+    )
 
   const rounds = 15
   for (let round = 0; round < rounds; round++) {
@@ -53,9 +67,16 @@ t.test('nodes share SVC_MASTER_KEY: a secret one node stores, the other resolves
   const squad = await nodes[0]!.services.squads.create(me, { name: 'Shared key' })
   const secret = await nodes[0]!.services.secrets.create(me, squad.id, { name: 'db password', value: 'from-node-one' })
   const resolved = await nodes[1]!.services.secrets.resolve({
-    squadId: squad.id, secretId: secret.id, version: 'latest', consumer: { type: 'routine', id: squad.id }, configPath: 'env.DB', actor: me, heartbeatRunId: null, issueId: null,
+    squadId: squad.id,
+    secretId: secret.id,
+    version: 'latest',
+    consumer: { type: 'routine', id: squad.id },
+    configPath: 'env.DB',
+    actor: me,
+    heartbeatRunId: null,
+    issueId: null,
   })
-  t.equal(resolved, 'from-node-one', 'the second node reads the first node\'s secret')
+  t.equal(resolved, 'from-node-one', "the second node reads the first node's secret")
   await t.rejects(createNode({ databaseUrl: db.url, redisUrl: testRedisUrl!, masterKey: randomBytes(32).toString('base64'), operatorKey: key, poolSize: 1 }), { name: 'MasterKeyMismatchError' })
   await t.rejects(createNode({ databaseUrl: db.url, redisUrl: testRedisUrl!, masterKey: '', operatorKey: key, poolSize: 1 }), /SVC_MASTER_KEY/)
 })

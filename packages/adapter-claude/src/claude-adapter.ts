@@ -1,7 +1,17 @@
 import { Type, defineAgentAdapter, type AdapterConfig, type AdapterWakeInput, type AdapterWakeResult, type AgentAdapter } from '@slaw/core'
 import {
-  childEnv, defaultOutputTailBytes, firstLine, isTransientUpstream, missingCwd, renderWakePrompt, retryTimeFrom, runChild, checkCliEnvironment, summaryOf,
-  type ChildOutcome, type ChildRun,
+  childEnv,
+  defaultOutputTailBytes,
+  firstLine,
+  isTransientUpstream,
+  missingCwd,
+  renderWakePrompt,
+  retryTimeFrom,
+  runChild,
+  checkCliEnvironment,
+  summaryOf,
+  type ChildOutcome,
+  type ChildRun,
 } from '@slaw/adapters'
 import { ClaudeStream } from './claude-stream.js'
 
@@ -99,7 +109,11 @@ export function claudeAdapter(options: ClaudeAdapterOptions = {}): AgentAdapter 
       if (first.errorCode !== 'session_not_found' || !resumed || input.signal.aborted) return first
       // The saved session is gone (expired, another machine): once more, fresh, in the same run.
       const fresh = readResult(await attempt(input, null), input)
-      return { ...fresh, output: `${first.output ?? ''}\n--- session ${resumed} was not found; started a fresh session ---\n${fresh.output ?? ''}`.slice(-tailBytes), ...(fresh.status === 'succeeded' ? {} : { session: null }) }
+      return {
+        ...fresh,
+        output: `${first.output ?? ''}\n--- session ${resumed} was not found; started a fresh session ---\n${fresh.output ?? ''}`.slice(-tailBytes),
+        ...(fresh.status === 'succeeded' ? {} : { session: null }),
+      }
     },
 
     checkEnvironment(config) {
@@ -119,7 +133,7 @@ export function claudeAdapter(options: ClaudeAdapterOptions = {}): AgentAdapter 
             return false
           }
         },
-        loginHint: 'run `claude` once and log in (or bind ANTHROPIC_API_KEY in the agent\'s env)',
+        loginHint: "run `claude` once and log in (or bind ANTHROPIC_API_KEY in the agent's env)",
       })
     },
 
@@ -138,19 +152,40 @@ function readResult({ outcome, stream }: { outcome: ChildOutcome; stream: Claude
   const exitCode = outcome.exitCode
   if (outcome.ended === 'spawn_error') {
     const missing = outcome.spawnError!.code === 'ENOENT'
-    return { status: 'failed', exitCode: null, error: missing ? `${outcome.spawnError!.message} (is the Claude Code CLI installed and on PATH?)` : outcome.spawnError!.message, ...(missing ? { errorCode: 'command_not_found' } : {}), output }
+    return {
+      status: 'failed',
+      exitCode: null,
+      error: missing ? `${outcome.spawnError!.message} (is the Claude Code CLI installed and on PATH?)` : outcome.spawnError!.message,
+      ...(missing ? { errorCode: 'command_not_found' } : {}),
+      output,
+    }
   }
   if (outcome.ended === 'cancelled') return { status: 'cancelled', exitCode, error: 'the run was cancelled and the agent was stopped', output }
   const usage = stream.usage()
   const withUsage = usage.length ? { usage: usage.length === 1 ? usage[0]! : usage } : {}
   const summary = summaryOf(typeof stream.result?.result === 'string' ? stream.result.result : stream.lastText)
   if (outcome.ended === 'timed_out' && !stream.result) {
-    return { status: 'timed_out', exitCode, errorCode: 'timeout', error: `the agent ran longer than its timeout (${input.timeoutMs} ms) and was stopped`, ...withUsage, ...(summary ? { summary } : {}), output }
+    return {
+      status: 'timed_out',
+      exitCode,
+      errorCode: 'timeout',
+      error: `the agent ran longer than its timeout (${input.timeoutMs} ms) and was stopped`,
+      ...withUsage,
+      ...(summary ? { summary } : {}),
+      output,
+    }
   }
   const r = stream.result
   const text = stream.errorText(outcome.stderrEnd)
   const failed = (errorCode: string | undefined, error: string, extra: Partial<AdapterWakeResult> = {}): AdapterWakeResult => ({
-    status: 'failed', exitCode, error, ...(errorCode ? { errorCode } : {}), ...withUsage, ...(summary ? { summary } : {}), ...extra, output,
+    status: 'failed',
+    exitCode,
+    error,
+    ...(errorCode ? { errorCode } : {}),
+    ...withUsage,
+    ...(summary ? { summary } : {}),
+    ...extra,
+    output,
   })
   if (r) {
     if (r.subtype === 'success' && r.is_error !== true) {
@@ -165,7 +200,10 @@ function readResult({ outcome, stream }: { outcome: ChildOutcome; stream: Claude
   if (outcome.ended === 'finished') return failed(undefined, 'the Claude CLI was stopped before it printed a result')
   if (text && (authPattern.test(text) || sessionPattern.test(text) || isTransientUpstream(text))) return classify(text, failed, '')
   if (stream.events === 0 && (stream.garbage > 0 || exitCode === 0)) {
-    return failed('unparseable_output', `the Claude CLI printed no stream-json events${exitCode !== null ? ` (exit code ${exitCode})` : ''}: ${firstLine(outcome.stdoutEnd || outcome.stderrEnd) || 'no output'}`)
+    return failed(
+      'unparseable_output',
+      `the Claude CLI printed no stream-json events${exitCode !== null ? ` (exit code ${exitCode})` : ''}: ${firstLine(outcome.stdoutEnd || outcome.stderrEnd) || 'no output'}`,
+    )
   }
   if (exitCode === 0) return failed('unparseable_output', 'the Claude CLI exited without a result event')
   return failed(undefined, `the Claude CLI exited with code ${exitCode ?? `null (${outcome.signal})`}${text ? `: ${firstLine(text)}` : ''}`)
@@ -180,4 +218,3 @@ function classify(text: string, failed: (code: string | undefined, error: string
   }
   return failed(undefined, `${fallback}: ${firstLine(text) || 'no message'}`)
 }
-

@@ -73,20 +73,23 @@ export class ClaudeStream {
     const billing = this.billing()
     const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0)
     const cents = (usd: unknown): number | null => (typeof usd === 'number' && Number.isFinite(usd) && usd >= 0 ? Math.round(usd * 100) : null)
-    const priced = (costCents: number | null): Pick<AdapterUsage, 'costCents' | 'costStatus'> => (costCents === null ? { costCents: null, costStatus: 'unpriced' } : { costCents, costStatus: 'reported' })
+    const priced = (costCents: number | null): Pick<AdapterUsage, 'costCents' | 'costStatus'> =>
+      costCents === null ? { costCents: null, costStatus: 'unpriced' } : { costCents, costStatus: 'reported' }
     if (isRecord(r.modelUsage) && Object.keys(r.modelUsage).length) {
       return Object.entries(r.modelUsage).flatMap(([model, u]) => {
         if (!isRecord(u)) return []
-        return [{
-          provider: 'anthropic',
-          ...billing,
-          model,
-          inputTokens: count(u.inputTokens),
-          cachedInputTokens: count(u.cacheReadInputTokens),
-          cacheWriteTokens: count(u.cacheCreationInputTokens),
-          outputTokens: count(u.outputTokens),
-          ...priced(cents(u.costUSD)),
-        }]
+        return [
+          {
+            provider: 'anthropic',
+            ...billing,
+            model,
+            inputTokens: count(u.inputTokens),
+            cachedInputTokens: count(u.cacheReadInputTokens),
+            cacheWriteTokens: count(u.cacheCreationInputTokens),
+            outputTokens: count(u.outputTokens),
+            ...priced(cents(u.costUSD)),
+          },
+        ]
       })
     }
     if (!isRecord(r.usage)) return []

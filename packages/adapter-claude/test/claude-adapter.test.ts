@@ -12,8 +12,7 @@ const usageList = (u: AdapterUsage | AdapterUsage[] | undefined): AdapterUsage[]
 t.test('claudeAdapter keeps the adapter contract (driving the stand-in CLI)', async (t) => {
   const dir = await scratch()
   await adapterContract(t, () => claudeAdapter(), {
-    configFor: (scenario) =>
-      scenario.kind === 'unreachable' ? { command: '/nonexistent/claude', cwd: dir } : { command: standIn, cwd: dir, extraArgs: ['--contract', JSON.stringify(scenario)] },
+    configFor: (scenario) => (scenario.kind === 'unreachable' ? { command: '/nonexistent/claude', cwd: dir } : { command: standIn, cwd: dir, extraArgs: ['--contract', JSON.stringify(scenario)] }),
     invalidConfigs: [{}, { cwd: '' }, { cwd: dir, maxTurns: 0 }, { cwd: dir, extraArgs: 'nope' }, { cwd: dir, timeoutSec: 0 }, { cwd: dir, command: '' }],
   })
 })
@@ -21,19 +20,38 @@ t.test('claudeAdapter keeps the adapter contract (driving the stand-in CLI)', as
 t.test('a successful run: the command line, the prompt on stdin, usage per model, the summary and the session', async (t) => {
   const dir = await scratch()
   const res = await claudeAdapter().wake(
-    wakeInput(dir, 'success', {
-      context: {
-        agentPrompt: 'You are the backend engineer.',
-        agentName: 'ada',
-        issue: { id: 'i1', identifier: 'ENG-7', title: 'Fix the login bug', description: 'Users cannot log in.', status: 'todo' },
-        comment: { id: 'c1', body: '@ada please look', authorName: 'the Operator' },
+    wakeInput(
+      dir,
+      'success',
+      {
+        context: {
+          agentPrompt: 'You are the backend engineer.',
+          agentName: 'ada',
+          issue: { id: 'i1', identifier: 'ENG-7', title: 'Fix the login bug', description: 'Users cannot log in.', status: 'todo' },
+          comment: { id: 'c1', body: '@ada please look', authorName: 'the Operator' },
+        },
       },
-    }, { model: 'claude-sonnet-4-5', maxTurns: 30, extraArgs: ['--permission-mode', 'acceptEdits'] }),
+      { model: 'claude-sonnet-4-5', maxTurns: 30, extraArgs: ['--permission-mode', 'acceptEdits'] },
+    ),
   )
   t.equal(res.status, 'succeeded', res.error ?? '')
   t.same(resultRuleViolations(res), [])
   const [call] = await calls(dir)
-  t.same(call!.argv, ['--print', '-', '--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5', '--max-turns', '30', '--append-system-prompt', 'You are the backend engineer.', '--permission-mode', 'acceptEdits'])
+  t.same(call!.argv, [
+    '--print',
+    '-',
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--model',
+    'claude-sonnet-4-5',
+    '--max-turns',
+    '30',
+    '--append-system-prompt',
+    'You are the backend engineer.',
+    '--permission-mode',
+    'acceptEdits',
+  ])
   t.match(call!.stdin, /assignment/, 'the prompt names the wake reason')
   t.match(call!.stdin, /ENG-7: Fix the login bug/, 'the issue identifier and title')
   t.match(call!.stdin, /Users cannot log in\./, 'the issue body')
@@ -42,15 +60,25 @@ t.test('a successful run: the command line, the prompt on stdin, usage per model
   t.equal(res.summary, 'Fixed the bug and commented on the issue.', "the summary is the CLI's final text")
   t.ok(res.session?.id, 'the session comes back')
   const usage = usageList(res.usage)
-  t.same(usage.map((u) => [u.model, u.inputTokens, u.cachedInputTokens, u.cacheWriteTokens, u.outputTokens, u.costCents, u.costStatus]), [
-    ['claude-sonnet-4-5', 1400, 30000, 2000, 700, 11, 'reported'],
-    ['claude-haiku-4-5', 100, 0, 0, 100, 1, 'reported'],
-  ], 'modelUsage is counted per model, never with the per-message usage on top')
+  t.same(
+    usage.map((u) => [u.model, u.inputTokens, u.cachedInputTokens, u.cacheWriteTokens, u.outputTokens, u.costCents, u.costStatus]),
+    [
+      ['claude-sonnet-4-5', 1400, 30000, 2000, 700, 11, 'reported'],
+      ['claude-haiku-4-5', 100, 0, 0, 100, 1, 'reported'],
+    ],
+    'modelUsage is counted per model, never with the per-message usage on top',
+  )
   t.equal(usage[0]!.billingType, 'subscription_included', 'a CLI login is a subscription')
   t.equal(usage[0]!.provider, 'anthropic')
   t.equal(call!.env.STANDIN_SCENARIO, 'success')
   t.notOk('SVC_MASTER_KEY' in call!.env)
-  t.same(Object.keys(call!.env).filter((k) => !k.startsWith('SVC_') && !k.startsWith('STANDIN_')).sort(), ['HOME', 'PATH'].filter((k) => process.env[k] !== undefined).sort(), 'only PATH and HOME besides the wake env')
+  t.same(
+    Object.keys(call!.env)
+      .filter((k) => !k.startsWith('SVC_') && !k.startsWith('STANDIN_'))
+      .sort(),
+    ['HOME', 'PATH'].filter((k) => process.env[k] !== undefined).sort(),
+    'only PATH and HOME besides the wake env',
+  )
 })
 
 t.test('the second wake resumes the session; a session the CLI does not know is retried once, fresh', async (t) => {
@@ -79,7 +107,11 @@ t.test('max turns, rate limits, no login, garbage and a missing CLI answer faile
   const maxTurns = await adapter.wake(wakeInput(dir, 'max_turns', {}, { maxTurns: 2 }))
   t.equal(maxTurns.status, 'failed')
   t.equal(maxTurns.errorCode, 'max_turns')
-  t.same(usageList(maxTurns.usage).map((u) => [u.inputTokens, u.outputTokens, u.costCents]), [[300, 40, 2]], 'the turns it used are still recorded')
+  t.same(
+    usageList(maxTurns.usage).map((u) => [u.inputTokens, u.outputTokens, u.costCents]),
+    [[300, 40, 2]],
+    'the turns it used are still recorded',
+  )
 
   const reset = Math.floor(Date.now() / 1000) + 7200
   const limited = await adapter.wake(wakeInput(dir, 'rate_limit', { env: { ...wakeInput(dir, 'rate_limit').env, STANDIN_RESET_EPOCH: String(reset) } }))
@@ -163,16 +195,43 @@ t.test('checkEnvironment: command, version, login', async (t) => {
   const adapter = claudeAdapter()
   const out = await adapter.checkEnvironment!({ command: standIn, cwd: dir })
   t.equal(out.ok, false)
-  t.same(out.checks.map((c) => [c.name, c.status]), [['cwd', 'ok'], ['command', 'ok'], ['version', 'ok'], ['login', 'fail']])
+  t.same(
+    out.checks.map((c) => [c.name, c.status]),
+    [
+      ['cwd', 'ok'],
+      ['command', 'ok'],
+      ['version', 'ok'],
+      ['login', 'fail'],
+    ],
+  )
   t.match(out.checks[2]!.message, /2\.1\.197/)
   await mkdir(home, { recursive: true })
   await writeFile(join(home, '.claude-standin-login'), '')
   const ok = await adapter.checkEnvironment!({ command: standIn, cwd: dir })
   t.equal(ok.ok, true)
   const elsewhere = await scratch()
-  const withSecret = await adapter.checkEnvironment!({ command: standIn, cwd: dir, env: { HOME: elsewhere, ANTHROPIC_API_KEY: { type: 'secret_ref', secretId: '0199a213-81c0-7800-8aa1-bbab2a035a53' } } })
-  t.same(withSecret.checks.map((c) => [c.name, c.status]), [['cwd', 'ok'], ['command', 'ok'], ['version', 'ok'], ['login', 'warn']], "a plain HOME binding is used; a secret API key makes a missing login a warning")
+  const withSecret = await adapter.checkEnvironment!({
+    command: standIn,
+    cwd: dir,
+    env: { HOME: elsewhere, ANTHROPIC_API_KEY: { type: 'secret_ref', secretId: '0199a213-81c0-7800-8aa1-bbab2a035a53' } },
+  })
+  t.same(
+    withSecret.checks.map((c) => [c.name, c.status]),
+    [
+      ['cwd', 'ok'],
+      ['command', 'ok'],
+      ['version', 'ok'],
+      ['login', 'warn'],
+    ],
+    'a plain HOME binding is used; a secret API key makes a missing login a warning',
+  )
   t.equal(withSecret.ok, true)
   const missing = await adapter.checkEnvironment!({ command: '/nonexistent/claude', cwd: dir })
-  t.same(missing.checks.map((c) => [c.name, c.status]), [['cwd', 'ok'], ['command', 'fail']])
+  t.same(
+    missing.checks.map((c) => [c.name, c.status]),
+    [
+      ['cwd', 'ok'],
+      ['command', 'fail'],
+    ],
+  )
 })

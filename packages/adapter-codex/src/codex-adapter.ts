@@ -1,7 +1,17 @@
 import { Type, defineAgentAdapter, type AdapterConfig, type AdapterWakeInput, type AdapterWakeResult, type AgentAdapter } from '@slaw/core'
 import {
-  checkCliEnvironment, childEnv, defaultOutputTailBytes, firstLine, isTransientUpstream, missingCwd, renderWakePrompt, retryTimeFrom, runChild, summaryOf,
-  type ChildOutcome, type ChildRun,
+  checkCliEnvironment,
+  childEnv,
+  defaultOutputTailBytes,
+  firstLine,
+  isTransientUpstream,
+  missingCwd,
+  renderWakePrompt,
+  retryTimeFrom,
+  runChild,
+  summaryOf,
+  type ChildOutcome,
+  type ChildRun,
 } from '@slaw/adapters'
 import { CodexStream, type CodexPriceTable } from './codex-stream.js'
 
@@ -91,7 +101,13 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
     const exitCode = outcome.exitCode
     if (outcome.ended === 'spawn_error') {
       const missing = outcome.spawnError!.code === 'ENOENT'
-      return { status: 'failed', exitCode: null, error: missing ? `${outcome.spawnError!.message} (is the Codex CLI installed and on PATH?)` : outcome.spawnError!.message, ...(missing ? { errorCode: 'command_not_found' } : {}), output }
+      return {
+        status: 'failed',
+        exitCode: null,
+        error: missing ? `${outcome.spawnError!.message} (is the Codex CLI installed and on PATH?)` : outcome.spawnError!.message,
+        ...(missing ? { errorCode: 'command_not_found' } : {}),
+        output,
+      }
     }
     if (outcome.ended === 'cancelled') return { status: 'cancelled', exitCode, error: 'the run was cancelled and the agent was stopped', output }
     const model = input.config.model || undefined
@@ -102,18 +118,32 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
       // exitCode is null when a lingering CLI was stopped after its turn.
       return { status: 'succeeded', exitCode, ...extra, ...(stream.threadId ? { session: { id: stream.threadId, key: input.session?.key ?? '' } } : {}), output }
     }
-    if (outcome.ended === 'timed_out') return { status: 'timed_out', exitCode, errorCode: 'timeout', error: `the agent ran longer than its timeout (${input.timeoutMs} ms) and was stopped`, ...extra, output }
+    if (outcome.ended === 'timed_out')
+      return { status: 'timed_out', exitCode, errorCode: 'timeout', error: `the agent ran longer than its timeout (${input.timeoutMs} ms) and was stopped`, ...extra, output }
     const text = stream.errorText(outcome.stderrEnd)
-    const failed = (errorCode: string | undefined, error: string, more: Partial<AdapterWakeResult> = {}): AdapterWakeResult => ({ status: 'failed', exitCode, error, ...(errorCode ? { errorCode } : {}), ...extra, ...more, output })
-    if (sessionPattern.test(text)) return failed('session_not_found', `the saved Codex thread was not found: ${firstLine(text.split('\n').find((l) => sessionPattern.test(l)) ?? text)}`, { session: null })
+    const failed = (errorCode: string | undefined, error: string, more: Partial<AdapterWakeResult> = {}): AdapterWakeResult => ({
+      status: 'failed',
+      exitCode,
+      error,
+      ...(errorCode ? { errorCode } : {}),
+      ...extra,
+      ...more,
+      output,
+    })
+    if (sessionPattern.test(text))
+      return failed('session_not_found', `the saved Codex thread was not found: ${firstLine(text.split('\n').find((l) => sessionPattern.test(l)) ?? text)}`, { session: null })
     if (authPattern.test(text)) return failed('auth_required', `the Codex CLI is not logged in: ${firstLine(text)}`)
     if (isTransientUpstream(text)) {
       const at = retryTimeFrom(text)
       return failed('transient_upstream', `the OpenAI API is busy or rate-limited: ${firstLine(text)}`, at ? { retryNotBefore: at } : {})
     }
-    if (/not inside a trusted directory/i.test(text)) return failed('untrusted_directory', 'the Codex CLI refuses to work outside a git repository: make cwd a git repository or add "--skip-git-repo-check" to extraArgs')
+    if (/not inside a trusted directory/i.test(text))
+      return failed('untrusted_directory', 'the Codex CLI refuses to work outside a git repository: make cwd a git repository or add "--skip-git-repo-check" to extraArgs')
     if (stream.events === 0 && (stream.garbage > 0 || exitCode === 0)) {
-      return failed('unparseable_output', `the Codex CLI printed no JSON events${exitCode !== null ? ` (exit code ${exitCode})` : ''}: ${firstLine(outcome.stdoutEnd || outcome.stderrEnd) || 'no output'}`)
+      return failed(
+        'unparseable_output',
+        `the Codex CLI printed no JSON events${exitCode !== null ? ` (exit code ${exitCode})` : ''}: ${firstLine(outcome.stdoutEnd || outcome.stderrEnd) || 'no output'}`,
+      )
     }
     if (stream.turnFailed) return failed(undefined, `the Codex turn failed: ${firstLine(stream.turnFailed)}`)
     if (exitCode === 0) return failed('unparseable_output', 'the Codex CLI exited without completing its turn')
@@ -134,7 +164,11 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
       if (first.errorCode !== 'session_not_found' || !resumed || input.signal.aborted) return first
       // The saved thread is gone: once more, fresh, in the same run.
       const fresh = readResult(await attempt(input, null), input)
-      return { ...fresh, output: `${first.output ?? ''}\n--- thread ${resumed} was not found; started a fresh thread ---\n${fresh.output ?? ''}`.slice(-tailBytes), ...(fresh.status === 'succeeded' ? {} : { session: null }) }
+      return {
+        ...fresh,
+        output: `${first.output ?? ''}\n--- thread ${resumed} was not found; started a fresh thread ---\n${fresh.output ?? ''}`.slice(-tailBytes),
+        ...(fresh.status === 'succeeded' ? {} : { session: null }),
+      }
     },
 
     checkEnvironment(config) {
@@ -148,7 +182,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
         authArgs: ['login', 'status'],
         // `codex login status` exits 0 and says "Logged in using …" when logged in; 1 and "Not logged in" otherwise.
         loggedIn: (stdout, stderr, exitCode) => exitCode === 0 && !/not logged in/i.test(stdout + stderr),
-        loginHint: 'run `codex login` (or bind OPENAI_API_KEY in the agent\'s env)',
+        loginHint: "run `codex login` (or bind OPENAI_API_KEY in the agent's env)",
       })
     },
 

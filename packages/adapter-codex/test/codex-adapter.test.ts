@@ -12,8 +12,7 @@ const one = (u: AdapterUsage | AdapterUsage[] | undefined): AdapterUsage | undef
 t.test('codexAdapter keeps the adapter contract (driving the stand-in CLI)', async (t) => {
   const dir = await scratch()
   await adapterContract(t, () => codexAdapter(), {
-    configFor: (scenario) =>
-      scenario.kind === 'unreachable' ? { command: '/nonexistent/codex', cwd: dir } : { command: standIn, cwd: dir, extraArgs: ['--contract', JSON.stringify(scenario)] },
+    configFor: (scenario) => (scenario.kind === 'unreachable' ? { command: '/nonexistent/codex', cwd: dir } : { command: standIn, cwd: dir, extraArgs: ['--contract', JSON.stringify(scenario)] }),
     invalidConfigs: [{}, { cwd: '' }, { cwd: dir, maxTurns: 3 }, { cwd: dir, extraArgs: [1] }, { cwd: dir, graceSec: -1 }],
   })
 })
@@ -21,7 +20,12 @@ t.test('codexAdapter keeps the adapter contract (driving the stand-in CLI)', asy
 t.test('a successful run: the command line, the prompt, tokens unpriced without a price, the last message and the thread', async (t) => {
   const dir = await scratch()
   const res = await codexAdapter().wake(
-    wakeInput(dir, 'success', { context: { issue: { id: 'i', identifier: 'ENG-9', title: 'Add /health', description: 'An endpoint.', status: 'todo' }, agentPrompt: 'You write Go.' } }, { model: 'gpt-5-codex', extraArgs: ['--sandbox', 'workspace-write'] }),
+    wakeInput(
+      dir,
+      'success',
+      { context: { issue: { id: 'i', identifier: 'ENG-9', title: 'Add /health', description: 'An endpoint.', status: 'todo' }, agentPrompt: 'You write Go.' } },
+      { model: 'gpt-5-codex', extraArgs: ['--sandbox', 'workspace-write'] },
+    ),
   )
   t.equal(res.status, 'succeeded', res.error ?? '')
   t.same(resultRuleViolations(res), [])
@@ -31,14 +35,27 @@ t.test('a successful run: the command line, the prompt, tokens unpriced without 
   t.ok(call!.stdin.startsWith('You write Go.\n\n---\n\n'), "the agent's prompt comes first (Codex has no system-prompt flag)")
   t.equal(res.summary, 'Implemented the endpoint and commented on the issue.', 'the last agent_message')
   t.ok(res.session?.id)
-  t.same(one(res.usage), {
-    provider: 'openai', model: 'gpt-5-codex', inputTokens: 4000, cachedInputTokens: 20000, outputTokens: 1200, costCents: null, costStatus: 'unpriced', billingType: 'unknown',
-  }, 'cached tokens are taken out of input_tokens; Codex reports no cost, so it is unpriced, never 0')
+  t.same(
+    one(res.usage),
+    {
+      provider: 'openai',
+      model: 'gpt-5-codex',
+      inputTokens: 4000,
+      cachedInputTokens: 20000,
+      outputTokens: 1200,
+      costCents: null,
+      costStatus: 'unpriced',
+      billingType: 'unknown',
+    },
+    'cached tokens are taken out of input_tokens; Codex reports no cost, so it is unpriced, never 0',
+  )
 })
 
 t.test('an operator price table makes the cost estimated', async (t) => {
   const dir = await scratch()
-  const res = await codexAdapter({ prices: { 'gpt-5-codex': { inputPerMillion: 1.25, cachedInputPerMillion: 0.125, outputPerMillion: 10 } } }).wake(wakeInput(dir, 'success', {}, { model: 'gpt-5-codex' }))
+  const res = await codexAdapter({ prices: { 'gpt-5-codex': { inputPerMillion: 1.25, cachedInputPerMillion: 0.125, outputPerMillion: 10 } } }).wake(
+    wakeInput(dir, 'success', {}, { model: 'gpt-5-codex' }),
+  )
   // 4000 × 1.25 + 20000 × 0.125 + 1200 × 10 = 5000 + 2500 + 12000 = 19500 µ$ → 1.95 ¢ → 2 ¢
   t.match(one(res.usage), { costCents: 2, costStatus: 'estimated' })
   const other = await codexAdapter({ prices: { '*': { inputPerMillion: 2, outputPerMillion: 8 } } }).wake(wakeInput(dir, 'success'))
@@ -71,7 +88,11 @@ t.test('rate limits, no login, garbage, an untrusted directory and a missing CLI
   t.ok(limited.retryNotBefore, 'try again at 4pm names a time')
   t.equal(limited.retryNotBefore!.getHours(), 16)
   t.ok(limited.retryNotBefore!.getTime() > Date.now(), 'the next 4pm')
-  const inTen = await adapter.wake(wakeInput(dir, 'rate_limit', { env: { ...wakeInput(dir, 'x').env, STANDIN_SCENARIO: 'rate_limit', STANDIN_LIMIT_MESSAGE: 'Rate limit reached for gpt-5 on tokens per min. Please try again in 20s.' } }))
+  const inTen = await adapter.wake(
+    wakeInput(dir, 'rate_limit', {
+      env: { ...wakeInput(dir, 'x').env, STANDIN_SCENARIO: 'rate_limit', STANDIN_LIMIT_MESSAGE: 'Rate limit reached for gpt-5 on tokens per min. Please try again in 20s.' },
+    }),
+  )
   t.equal(inTen.errorCode, 'transient_upstream')
   t.ok(Math.abs(inTen.retryNotBefore!.getTime() - (Date.now() + 20_000)) < 5_000, 'try again in 20s')
   const noLogin = await adapter.wake(wakeInput(dir, 'not_logged_in'))
@@ -122,7 +143,15 @@ t.test('PATH lookup and checkEnvironment', async (t) => {
     process.env.HOME = saved
   })
   const out = await codexAdapter().checkEnvironment!({ command: standIn, cwd: dir })
-  t.same(out.checks.map((c) => [c.name, c.status]), [['cwd', 'ok'], ['command', 'ok'], ['version', 'ok'], ['login', 'fail']])
+  t.same(
+    out.checks.map((c) => [c.name, c.status]),
+    [
+      ['cwd', 'ok'],
+      ['command', 'ok'],
+      ['version', 'ok'],
+      ['login', 'fail'],
+    ],
+  )
   await writeFile(join(home, '.codex-standin-login'), '')
   t.equal((await codexAdapter().checkEnvironment!({ command: standIn, cwd: dir })).ok, true)
 })

@@ -16,7 +16,12 @@ export async function scratch(): Promise<string> {
 /** What the stand-in recorded, one entry per start. */
 export async function calls(dir: string): Promise<Array<{ argv: string[]; stdin: string; env: Record<string, string> }>> {
   const text = await readFile(join(dir, 'calls.jsonl'), 'utf8').catch(() => '')
-  return text.trim() ? text.trim().split('\n').map((l) => JSON.parse(l)) : []
+  return text.trim()
+    ? text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+    : []
 }
 
 export function wakeInput(dir: string, scenario: string, overrides: Partial<AdapterWakeInput> = {}, config: Record<string, unknown> = {}): AdapterWakeInput {

@@ -126,7 +126,15 @@ export function runChild(o: ChildRunOptions): ChildRun {
     child = spawn(o.command, o.args, { cwd: o.cwd, env: o.env, detached: true, stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], windowsHide: true })
   } catch (err) {
     // spawn throws synchronously only for malformed arguments (e.g. a NUL byte in an argument).
-    const outcome: ChildOutcome = { ended: 'spawn_error', exitCode: null, signal: null, spawnError: { message: `the agent's command could not be started: ${(err as Error).message}`, code: (err as NodeJS.ErrnoException).code }, output: '', stdoutEnd: '', stderrEnd: '' }
+    const outcome: ChildOutcome = {
+      ended: 'spawn_error',
+      exitCode: null,
+      signal: null,
+      spawnError: { message: `the agent's command could not be started: ${(err as Error).message}`, code: (err as NodeJS.ErrnoException).code },
+      output: '',
+      stdoutEnd: '',
+      stderrEnd: '',
+    }
     return { stop: () => {}, finishEarly: () => {}, done: Promise.resolve(outcome) }
   }
 

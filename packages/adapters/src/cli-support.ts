@@ -64,7 +64,11 @@ export function retryTimeFrom(text: string, now: Date = new Date()): Date | unde
 
 /** The first line of a text that says something, cut to a sentence's length. */
 export function firstLine(text: string, max = 300): string {
-  const line = text.split('\n').map((l) => l.trim()).find((l) => l.length > 0) ?? ''
+  const line =
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? ''
   return line.length > max ? `${line.slice(0, max - 1)}…` : line
 }
 

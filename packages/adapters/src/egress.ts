@@ -23,10 +23,29 @@ function rule(cls: AddressClass, subnets: Array<[string, number, 'ipv4' | 'ipv6'
   for (const [net, prefix, type] of subnets) list.addSubnet(net, prefix, type)
   rules.push([cls, list])
 }
-rule('link-local', [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6'], ['fd00:ec2::254', 128, 'ipv6']])
-rule('loopback', [['127.0.0.0', 8, 'ipv4'], ['0.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6'], ['::', 128, 'ipv6']])
-rule('private', [['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['100.64.0.0', 10, 'ipv4'], ['fc00::', 7, 'ipv6']])
-rule('multicast', [['224.0.0.0', 4, 'ipv4'], ['255.255.255.255', 32, 'ipv4'], ['ff00::', 8, 'ipv6']])
+rule('link-local', [
+  ['169.254.0.0', 16, 'ipv4'],
+  ['fe80::', 10, 'ipv6'],
+  ['fd00:ec2::254', 128, 'ipv6'],
+])
+rule('loopback', [
+  ['127.0.0.0', 8, 'ipv4'],
+  ['0.0.0.0', 8, 'ipv4'],
+  ['::1', 128, 'ipv6'],
+  ['::', 128, 'ipv6'],
+])
+rule('private', [
+  ['10.0.0.0', 8, 'ipv4'],
+  ['172.16.0.0', 12, 'ipv4'],
+  ['192.168.0.0', 16, 'ipv4'],
+  ['100.64.0.0', 10, 'ipv4'],
+  ['fc00::', 7, 'ipv6'],
+])
+rule('multicast', [
+  ['224.0.0.0', 4, 'ipv4'],
+  ['255.255.255.255', 32, 'ipv4'],
+  ['ff00::', 8, 'ipv6'],
+])
 
 /** An IPv4-mapped IPv6 address (`::ffff:169.254.169.254`, `::ffff:a9fe:a9fe`) as the IPv4 it is. */
 function unmapped(address: string): string {
@@ -60,10 +79,7 @@ const describe: Record<Exclude<AddressClass, 'public'>, string> = {
 export function egressRefusal(address: string, policy: EgressPolicy): string | undefined {
   const cls = classifyAddress(address)
   const allowed =
-    cls === 'public' ||
-    (cls === 'loopback' && policy.loopback !== false) ||
-    (cls === 'private' && policy.privateNetworks !== false) ||
-    (cls === 'link-local' && policy.linkLocal === true)
+    cls === 'public' || (cls === 'loopback' && policy.loopback !== false) || (cls === 'private' && policy.privateNetworks !== false) || (cls === 'link-local' && policy.linkLocal === true)
   return allowed ? undefined : `${address} is ${describe[cls as Exclude<AddressClass, 'public'>]}, which this node's egress policy refuses`
 }
 

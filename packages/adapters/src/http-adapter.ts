@@ -254,9 +254,7 @@ function scrub(text: string, env: Record<string, string>): string {
   for (const [name, value] of Object.entries(env)) {
     if (value.length >= 8 && (name === 'SVC_API_KEY' || !name.startsWith('SVC_'))) out = out.split(value).join('[REDACTED]')
   }
-  return out
-    .replace(/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, '[REDACTED]')
-    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 [REDACTED]')
+  return out.replace(/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, '[REDACTED]').replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 [REDACTED]')
 }
 
 function describeNetError(err: NodeJS.ErrnoException): string {

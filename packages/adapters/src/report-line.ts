@@ -37,7 +37,8 @@ function parseUsage(value: unknown): AdapterUsage | undefined {
   if (typeof value.model !== 'string' || !count(value.inputTokens) || !count(value.outputTokens) || !(value.costCents === null || count(value.costCents))) return undefined
   const usage: AdapterUsage = { model: value.model, inputTokens: value.inputTokens, outputTokens: value.outputTokens, costCents: value.costCents }
   if (value.costCents === null) usage.costStatus = 'unpriced'
-  else if (typeof value.costStatus === 'string' && (costStatuses as readonly string[]).includes(value.costStatus) && value.costStatus !== 'unpriced') usage.costStatus = value.costStatus as AdapterUsage['costStatus']
+  else if (typeof value.costStatus === 'string' && (costStatuses as readonly string[]).includes(value.costStatus) && value.costStatus !== 'unpriced')
+    usage.costStatus = value.costStatus as AdapterUsage['costStatus']
   if (count(value.cacheWriteTokens)) usage.cacheWriteTokens = value.cacheWriteTokens
   if (typeof value.biller === 'string') usage.biller = value.biller
   if (typeof value.provider === 'string') usage.provider = value.provider

@@ -11,8 +11,7 @@ import { recordingTest } from './recording-test.js'
 // environment, on the process adapter too.
 
 type Check = (typeof adapterContractChecks)[number]
-const [typeCheck, succeedCheck, failureCheck, envCheck, timeoutCheck, abortCheck, outputCheck, validateCheck, closeCheck, defaultsValidCheck, defaultsSeenCheck] =
-  adapterContractChecks
+const [typeCheck, succeedCheck, failureCheck, envCheck, timeoutCheck, abortCheck, outputCheck, validateCheck, closeCheck, defaultsValidCheck, defaultsSeenCheck] = adapterContractChecks
 
 /** An http agent's config plus a `retries` the schema defaults to 2 (the kit's receiver configs never set it). */
 const retriesSchema = Type.Object({ url: Type.String(), retries: Type.Integer({ minimum: 0, maximum: 5, default: 2 }) })
@@ -89,7 +88,7 @@ const broken: Array<{ name: string; fails: Check; make: () => AgentAdapter; proc
   {
     // Hand-written around a schema instead of defineAgentAdapter: it reads the config as stored, so an
     // agent that never set retries gets 0 where the schema promises 2.
-    name: "declares a retries default in its schema that its wake never sees",
+    name: 'declares a retries default in its schema that its wake never sees',
     fails: defaultsSeenCheck,
     make: () => {
       const inner = httpAdapter()
@@ -125,10 +124,21 @@ for (const b of broken) {
     const rec = recordingTest()
     await adapterContract(rec.t, b.make, options)
     await rec.finish()
-    t.same(rec.checks.map((c) => c.name), [...adapterContractChecks], 'every check ran')
+    t.same(
+      rec.checks.map((c) => c.name),
+      [...adapterContractChecks],
+      'every check ran',
+    )
     const failed = rec.checks.filter((c) => c.failures.length > 0)
-    t.same(failed.map((c) => c.name), [b.fails], `only "${b.fails}" fails: ${JSON.stringify(failed.map((c) => [c.name, c.failures]))}`)
-    t.ok(rec.checks.every((c) => c.passes > 0 || c.failures.length > 0), 'every check asserted something')
+    t.same(
+      failed.map((c) => c.name),
+      [b.fails],
+      `only "${b.fails}" fails: ${JSON.stringify(failed.map((c) => [c.name, c.failures]))}`,
+    )
+    t.ok(
+      rec.checks.every((c) => c.passes > 0 || c.failures.length > 0),
+      'every check asserted something',
+    )
   })
 }
 
@@ -151,7 +161,10 @@ t.test('the same retries schema through defineAgentAdapter passes every check, a
   const rec = recordingTest()
   await adapterContract(rec.t, make, { acceptsRuns: true, configFor: receiver.configFor, invalidConfigs: [{}, { url: 'ftp://x' }], timeoutMs: 300 })
   await rec.finish()
-  t.same(rec.checks.filter((c) => c.failures.length).map((c) => [c.name, c.failures]), [])
+  t.same(
+    rec.checks.filter((c) => c.failures.length).map((c) => [c.name, c.failures]),
+    [],
+  )
   t.ok(seen.length > 0 && seen.every((r) => r === 2), `every wake saw retries 2 (${JSON.stringify(seen)})`)
 })
 
@@ -160,6 +173,9 @@ t.test('the unbroken http adapter passes every check through the same harness', 
   const rec = recordingTest()
   await adapterContract(rec.t, () => httpAdapter(), { acceptsRuns: true, configFor: receiver.configFor, invalidConfigs: [{}], timeoutMs: 300 })
   await rec.finish()
-  t.same(rec.checks.filter((c) => c.failures.length).map((c) => [c.name, c.failures]), [])
+  t.same(
+    rec.checks.filter((c) => c.failures.length).map((c) => [c.name, c.failures]),
+    [],
+  )
   t.equal(rec.checks.length, adapterContractChecks.length)
 })

@@ -23,14 +23,26 @@ t.test('isTransientUpstream knows rate limits, overloads and usage limits, not a
 })
 
 const input = (over: Partial<AdapterWakeInput> = {}): AdapterWakeInput => ({
-  runId: 'run-1', agentId: 'agent-1', squadId: 'squad-1', issueId: 'issue-1', reason: 'mention',
-  env: { SVC_API_URL: 'http://slaw.local' }, config: {}, timeoutMs: 1000, graceMs: 100, signal: new AbortController().signal, ...over,
+  runId: 'run-1',
+  agentId: 'agent-1',
+  squadId: 'squad-1',
+  issueId: 'issue-1',
+  reason: 'mention',
+  env: { SVC_API_URL: 'http://slaw.local' },
+  config: {},
+  timeoutMs: 1000,
+  graceMs: 100,
+  signal: new AbortController().signal,
+  ...over,
 })
 
 t.test('the default wake prompt names the reason, the issue, the comment and the API', async (t) => {
-  const text = renderWakePrompt(undefined, input({
-    context: { issue: { id: 'issue-1', identifier: 'ENG-7', title: 'Fix login', description: 'Users cannot log in.', status: 'todo' }, comment: { id: 'c', body: '@ada look', authorName: 'bob' } },
-  }))
+  const text = renderWakePrompt(
+    undefined,
+    input({
+      context: { issue: { id: 'issue-1', identifier: 'ENG-7', title: 'Fix login', description: 'Users cannot log in.', status: 'todo' }, comment: { id: 'c', body: '@ada look', authorName: 'bob' } },
+    }),
+  )
   t.match(text, /woken by slaw \(mention\)/)
   t.match(text, /ENG-7: Fix login \(status todo\)/)
   t.match(text, /Users cannot log in\./)
@@ -45,6 +57,9 @@ t.test('the default wake prompt names the reason, the issue, the comment and the
 })
 
 t.test('promptTemplate overrides it; unknown variables stay visible', async (t) => {
-  const text = renderWakePrompt('Work on {{issue.identifier}} for {{agent.name}} ({{reason}}), run {{runId}} at {{apiUrl}}. {{nope}}', input({ context: { agentName: 'ada', issue: { id: randomUUID(), identifier: 'ENG-1', title: 't', description: null, status: 'todo' } } }))
+  const text = renderWakePrompt(
+    'Work on {{issue.identifier}} for {{agent.name}} ({{reason}}), run {{runId}} at {{apiUrl}}. {{nope}}',
+    input({ context: { agentName: 'ada', issue: { id: randomUUID(), identifier: 'ENG-1', title: 't', description: null, status: 'todo' } } }),
+  )
   t.equal(text, 'Work on ENG-1 for ada (mention), run run-1 at http://slaw.local. {{nope}}')
 })

@@ -6,9 +6,7 @@ import { contractReceiver } from './helpers.js'
 t.test('processAdapter keeps the adapter contract', async (t) => {
   await adapterContract(t, () => processAdapter(), {
     configFor: (scenario) =>
-      scenario.kind === 'unreachable'
-        ? { command: '/nonexistent/contract-agent' }
-        : { command: process.execPath, args: ['-e', contractAgentSource, JSON.stringify(scenario)] },
+      scenario.kind === 'unreachable' ? { command: '/nonexistent/contract-agent' } : { command: process.execPath, args: ['-e', contractAgentSource, JSON.stringify(scenario)] },
     invalidConfigs: [{}, { command: '' }, { command: 'node', args: 'not-an-array' }, { command: 'node', timeoutSec: 0 }],
   })
 })

@@ -150,14 +150,26 @@ t.test('a megabyte answer keeps a bounded tail', async (t) => {
 t.test('validateConfig', async (t) => {
   const v = httpAdapter().validateConfig!
   t.same(v({ url: 'https://agents.example.com/wake', headers: { Authorization: 'Bearer x' }, timeoutSec: 600 }), [])
-  t.same(v({}).map((d) => d.path), ['/url'])
-  t.same(v({ url: 'ftp://example.com' }).map((d) => d.path), ['/url'])
-  t.same(v({ url: 'not a url' }).map((d) => d.path), ['/url'])
+  t.same(
+    v({}).map((d) => d.path),
+    ['/url'],
+  )
+  t.same(
+    v({ url: 'ftp://example.com' }).map((d) => d.path),
+    ['/url'],
+  )
+  t.same(
+    v({ url: 'not a url' }).map((d) => d.path),
+    ['/url'],
+  )
   t.same(
     v({ url: 'http://x', headers: { 'X-Svc-Signature': 'a', 'bad name': 'b', 'X-Ok': 3, 'X-Split': 'a\r\nb' }, timeoutSec: -1 }).map((d) => d.path),
     ['/headers/X-Svc-Signature', '/headers/bad name', '/headers/X-Ok', '/headers/X-Split', '/timeoutSec'],
   )
-  t.same(v({ url: 'http://x', headers: [] }).map((d) => d.path), ['/headers'])
+  t.same(
+    v({ url: 'http://x', headers: [] }).map((d) => d.path),
+    ['/headers'],
+  )
 })
 
 t.test('a run timeout longer than a timer can hold does not fire at once', async (t) => {

@@ -27,11 +27,25 @@ async function endpoint(t: Test, answer: (req: IncomingMessage, body: string) =>
 
 t.test('addresses are classified on the IP, IPv4-mapped IPv6 included', async (t) => {
   for (const [address, cls] of [
-    ['169.254.169.254', 'link-local'], ['::ffff:169.254.169.254', 'link-local'], ['::ffff:a9fe:a9fe', 'link-local'], ['fe80::1', 'link-local'], ['fd00:ec2::254', 'link-local'],
-    ['127.0.0.1', 'loopback'], ['::1', 'loopback'], ['0.0.0.0', 'loopback'], ['::ffff:127.0.0.1', 'loopback'],
-    ['10.1.2.3', 'private'], ['172.20.0.1', 'private'], ['192.168.1.1', 'private'], ['fd12::1', 'private'], ['100.100.100.200', 'private'],
-    ['8.8.8.8', 'public'], ['2606:4700::1111', 'public'], ['224.0.0.1', 'multicast'],
-  ] as const) t.equal(classifyAddress(address), cls, address)
+    ['169.254.169.254', 'link-local'],
+    ['::ffff:169.254.169.254', 'link-local'],
+    ['::ffff:a9fe:a9fe', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['fd00:ec2::254', 'link-local'],
+    ['127.0.0.1', 'loopback'],
+    ['::1', 'loopback'],
+    ['0.0.0.0', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['172.20.0.1', 'private'],
+    ['192.168.1.1', 'private'],
+    ['fd12::1', 'private'],
+    ['100.100.100.200', 'private'],
+    ['8.8.8.8', 'public'],
+    ['2606:4700::1111', 'public'],
+    ['224.0.0.1', 'multicast'],
+  ] as const)
+    t.equal(classifyAddress(address), cls, address)
 })
 
 t.test('link-local (cloud metadata) is refused by default, without connecting, literal or IPv4-mapped', async (t) => {
@@ -59,7 +73,10 @@ t.test('the check runs on the RESOLVED address: a host name resolving to loopbac
 })
 
 t.test('a non-2xx answer keeps only its first line, scrubbed of the run token and bindings, clipped', async (t) => {
-  const ep = await endpoint(t, (_req, body) => ({ status: 500, body: `Internal error ${JSON.parse(body).env.SVC_API_KEY} ${JSON.parse(body).env.DB_PASSWORD} ${'x'.repeat(500)}\nstack line 1\n${body}` }))
+  const ep = await endpoint(t, (_req, body) => ({
+    status: 500,
+    body: `Internal error ${JSON.parse(body).env.SVC_API_KEY} ${JSON.parse(body).env.DB_PASSWORD} ${'x'.repeat(500)}\nstack line 1\n${body}`,
+  }))
   const input = wakeInput({ config: { url: `http://127.0.0.1:${ep.port}/wake` } })
   input.env.DB_PASSWORD = 'binding-value-hunter2'
   const res = await httpAdapter().wake(input)
@@ -78,7 +95,9 @@ t.test('plain http to a host other than loopback is warned about (once per origi
   const ep = await endpoint(t, () => ({ status: 202, body: '' }), '0.0.0.0')
   await adapter.wake(wakeInput({ config: { url: `http://127.0.0.1:${ep.port}/` } }))
   t.same(warnings, [], 'loopback: no warning')
-  const external = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal && classifyAddress(i.address) !== 'link-local')
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i && i.family === 'IPv4' && !i.internal && classifyAddress(i.address) !== 'link-local')
   if (!external) {
     t.comment('no non-loopback IPv4 interface on this machine: the warning to another host is not exercised')
     return

@@ -176,7 +176,10 @@ t.test('validateConfig', async (t) => {
     v({ command: ' ', args: 'x', cwd: 3, env: [], timeoutSec: 0, graceSec: 1.5 }).map((d) => d.path),
     ['/command', '/args', '/cwd', '/env', '/timeoutSec', '/graceSec'],
   )
-  t.same(v({ command: 'x', args: ['a', 1] }).map((d) => d.path), ['/args'])
+  t.same(
+    v({ command: 'x', args: ['a', 1] }).map((d) => d.path),
+    ['/args'],
+  )
 })
 
 t.test('a timeout longer than a timer can hold (24.8 days) does not fire at once', async (t) => {
@@ -188,9 +191,28 @@ t.test('onOutput sees stdout and stderr as they arrive, and a throwing listener 
   const chunks: AdapterOutputChunk[] = []
   const res = await processAdapter().wake(wakeInput({ config: run('exit', '0'), onOutput: (c) => chunks.push(c) }))
   t.equal(res.status, 'succeeded')
-  t.match(chunks.filter((c) => c.stream === 'stdout').map((c) => c.text).join(''), /to stdout/)
-  t.match(chunks.filter((c) => c.stream === 'stderr').map((c) => c.text).join(''), /to stderr/)
-  const throwing = await processAdapter().wake(wakeInput({ config: run('exit', '0'), onOutput: () => { throw new Error('listener bug') } }))
+  t.match(
+    chunks
+      .filter((c) => c.stream === 'stdout')
+      .map((c) => c.text)
+      .join(''),
+    /to stdout/,
+  )
+  t.match(
+    chunks
+      .filter((c) => c.stream === 'stderr')
+      .map((c) => c.text)
+      .join(''),
+    /to stderr/,
+  )
+  const throwing = await processAdapter().wake(
+    wakeInput({
+      config: run('exit', '0'),
+      onOutput: () => {
+        throw new Error('listener bug')
+      },
+    }),
+  )
   t.equal(throwing.status, 'succeeded')
   t.match(throwing.output, /to stdout/)
 })

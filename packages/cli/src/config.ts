@@ -73,7 +73,9 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
   // postgres.js reads any URL as a server address (`memory://` would dial a host named "memory"):
   // say what DATABASE_URL takes instead of failing later with a connection error.
   if (databaseUrl && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
-    throw new ConfigError(`DATABASE_URL must be a postgres:// or postgresql:// URL (got "${databaseUrl.split(':')[0]}:..."); for the embedded database leave it unset and set SVC_DATA_DIR (memory:// keeps everything in memory)`)
+    throw new ConfigError(
+      `DATABASE_URL must be a postgres:// or postgresql:// URL (got "${databaseUrl.split(':')[0]}:..."); for the embedded database leave it unset and set SVC_DATA_DIR (memory:// keeps everything in memory)`,
+    )
   }
   const towerUrl = env.SVC_TOWER_URL?.trim()
   const mode = env.SVC_TOWER_MODE?.trim() || 'enforce'

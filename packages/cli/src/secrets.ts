@@ -43,9 +43,7 @@ export async function secretsCommand(argv: string[], env: NodeJS.ProcessEnv, pri
   const dataDir = values['data-dir'] ?? env.SVC_DATA_DIR ?? './.slaw'
   if (!env.DATABASE_URL && dataDir === 'memory://') throw new ConfigError('nothing to rotate in memory:// storage')
   // The storage this command uses, and only it, is loaded.
-  const storage: Storage = env.DATABASE_URL
-    ? (await import('@slaw/storage-pg')).pgStorage({ url: env.DATABASE_URL })
-    : await (await import('@slaw/storage-pg/pglite')).pgliteStorage({ dataDir })
+  const storage: Storage = env.DATABASE_URL ? (await import('@slaw/storage-pg')).pgStorage({ url: env.DATABASE_URL }) : await (await import('@slaw/storage-pg/pglite')).pgliteStorage({ dataDir })
   try {
     await storage.migrate()
     const report = await rotateMasterKey(storage, from, to)

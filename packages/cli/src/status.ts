@@ -92,7 +92,9 @@ export async function status(argv: string[], env: NodeJS.ProcessEnv = process.en
       io.out(`  agents   ${d.agents.active} active, ${d.agents.running} running, ${d.agents.paused} paused, ${d.agents.error} error`)
       io.out(`  issues   ${d.tasks.open} open, ${d.tasks.inProgress} in progress, ${d.tasks.blocked} blocked, ${d.tasks.done} done`)
       io.out(`  pending  ${d.pendingApprovals} approval(s)`)
-      io.out(`  month    ${money(d.costs.monthSpendCents)} ${budget}; ${count(tokens)} tokens${d.costs.monthUnpricedTokens ? ` (${count(d.costs.monthUnpricedTokens)} unpriced, not in the dollars)` : ''}`)
+      io.out(
+        `  month    ${money(d.costs.monthSpendCents)} ${budget}; ${count(tokens)} tokens${d.costs.monthUnpricedTokens ? ` (${count(d.costs.monthUnpricedTokens)} unpriced, not in the dollars)` : ''}`,
+      )
     }
     const names = new Map((agents.data?.agents ?? []).map((a) => [a.id, a.name]))
     if (runs.length === 0) io.out('  runs     none in flight')

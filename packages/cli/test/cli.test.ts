@@ -42,7 +42,12 @@ t.test('config: flags over env, defaults, and clear errors', async (t) => {
   t.throws(() => readStartConfig([], { SVC_METRICS_PORT: 'x' }), /SVC_METRICS_PORT must be an integer/)
   t.throws(() => readStartConfig([], { SVC_TOWER_URL: 'http://x', SVC_TOWER_MODE: 'loud' }), /SVC_TOWER_MODE/)
   const tower = readStartConfig([], { SVC_TOWER_URL: 'http://127.0.0.1:3200', SVC_TOWER_MODE: 'advisory', SVC_TOWER_SYNC_SEC: '15' })
-  t.same(tower.tower && { url: tower.tower.url, mode: tower.tower.mode, syncSec: tower.tower.syncSec, heartbeatSec: tower.tower.heartbeatSec }, { url: 'http://127.0.0.1:3200', mode: 'advisory', syncSec: 15, heartbeatSec: 60 })
+  t.same(tower.tower && { url: tower.tower.url, mode: tower.tower.mode, syncSec: tower.tower.syncSec, heartbeatSec: tower.tower.heartbeatSec }, {
+    url: 'http://127.0.0.1:3200',
+    mode: 'advisory',
+    syncSec: 15,
+    heartbeatSec: 60,
+  })
 })
 
 t.test('config: tower cadences accept 1 to 3600 s, SVC_TOWER_LIVE_STREAM offers the live channel', async (t) => {
@@ -87,7 +92,11 @@ t.test('slaw start: first start prints an Operator key once; it works; SIGTERM e
 t.test('slaw start: SVC_OPERATOR_KEY and memory://', async (t) => {
   const s = await start({ SVC_DATA_DIR: 'memory://', SVC_OPERATOR_KEY: 'slaw_op_cli_test_key_000000' })
   t.notOk(/slaw_op_/.test(s.output()), 'the given key is never printed')
-  const res = await fetch(`http://127.0.0.1:${s.port}/api/squads`, { method: 'POST', headers: { authorization: 'Bearer slaw_op_cli_test_key_000000', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'CLI' }) })
+  const res = await fetch(`http://127.0.0.1:${s.port}/api/squads`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer slaw_op_cli_test_key_000000', 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'CLI' }),
+  })
   t.equal(res.status, 201)
   s.child.kill('SIGTERM')
   t.equal(await exited(s.child), 0)

@@ -19,7 +19,10 @@ t.test('config: SVC_CONSOLE (default on) and SVC_CONSOLE_SESSION_HOURS', async (
 })
 
 async function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, [...nodeArgs, 'start', '--port', '0'], { env: { ...process.env, LOG_LEVEL: 'warn', SVC_DATA_DIR: 'memory://', SVC_OPERATOR_KEY: 'slaw_op_cli_console_test_key_000001', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...nodeArgs, 'start', '--port', '0'], {
+    env: { ...process.env, LOG_LEVEL: 'warn', SVC_DATA_DIR: 'memory://', SVC_OPERATOR_KEY: 'slaw_op_cli_console_test_key_000001', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   t.teardown(() => {
     child.kill('SIGTERM')
   })
@@ -34,7 +37,11 @@ t.test('slaw start serves the console at / and signs in; SVC_CONSOLE=off serves 
   t.match(page.headers.get('content-type'), /text\/html/)
   t.match(page.headers.get('content-security-policy'), /default-src 'self'/)
   await page.text()
-  const signIn = await fetch(`${url}/api/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ operatorKey: 'slaw_op_cli_console_test_key_000001' }) })
+  const signIn = await fetch(`${url}/api/console/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ operatorKey: 'slaw_op_cli_console_test_key_000001' }),
+  })
   t.equal(signIn.status, 200)
   t.match(signIn.headers.get('set-cookie'), /Max-Age=7200/, 'SVC_CONSOLE_SESSION_HOURS=2')
 

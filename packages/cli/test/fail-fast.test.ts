@@ -27,7 +27,10 @@ async function freePort(): Promise<number> {
  * (a detector of the bug under test, not a timing assumption) and reported as `hung`.
  */
 function runStart(env: Record<string, string>, args: string[] = [], hangAfterMs = 60_000): Promise<{ code: number | null; stderr: string; stdout: string; hung: boolean }> {
-  const child = spawn(node[0]!, [...node.slice(1), 'start', ...args], { env: { ...process.env, LOG_LEVEL: 'fatal', SVC_OPERATOR_KEY: 'slaw_op_fail_fast_test_key_0001', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(node[0]!, [...node.slice(1), 'start', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'fatal', SVC_OPERATOR_KEY: 'slaw_op_fail_fast_test_key_0001', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (c) => (stdout += c))
@@ -96,7 +99,6 @@ t.test('database unreachable: one line, exit 1', async (t) => {
   t.equal(lines(r.stderr).length, 1, r.stderr)
   t.match(r.stderr, /^slaw start: .*unavailable \(ECONNREFUSED\)/)
 })
-
 
 t.test('DATABASE_URL that is not a PostgreSQL URL: one line, exit 2 (a configuration error)', async (t) => {
   const r = await runStart({ DATABASE_URL: 'memory://' }, ['--port', '0'])

@@ -22,7 +22,10 @@ async function freePort(): Promise<number> {
 /** `slaw start` until healthy, or until it exits (a refused start). */
 async function start(env: Record<string, string>) {
   const port = await freePort()
-  const child = spawn(process.execPath, [...nodeArgs, 'start', '--port', String(port)], { env: { ...process.env, LOG_LEVEL: 'warn', SVC_OPERATOR_KEY: operatorKey, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...nodeArgs, 'start', '--port', String(port)], {
+    env: { ...process.env, LOG_LEVEL: 'warn', SVC_OPERATOR_KEY: operatorKey, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let stderr = ''
   child.stderr.on('data', (c) => (stderr += c))
   child.stdout.resume()
@@ -62,7 +65,11 @@ t.test('slaw start keeps a generated key in the data dir, refuses another key, a
   const refused = await start({ ...env, SVC_MASTER_KEY: other })
   t.notOk(refused.healthy, 'a node with another key does not serve')
   t.equal(await refused.exited, 1, 'and exits 1')
-  const lines = refused.stderr().trim().split('\n').filter((l) => !l.startsWith('{'))
+  const lines = refused
+    .stderr()
+    .trim()
+    .split('\n')
+    .filter((l) => !l.startsWith('{'))
   t.equal(lines.length, 1, 'one line')
   t.match(lines[0], /Master key mismatch.*SVC_MASTER_KEY/)
   t.notMatch(refused.stderr(), other, 'the key itself is never printed')
@@ -78,7 +85,10 @@ t.test('slaw start keeps a generated key in the data dir, refuses another key, a
   t.equal(MasterKey.parse(readFileSync(file, 'utf8')).keyId, MasterKey.parse(newKey).keyId, 'the key file holds the new key')
   t.equal(statSync(file).mode & 0o777, 0o600, 'still 0600')
 
-  const missing = spawnSync(process.execPath, [...nodeArgs, 'secrets', 'rotate-master-key', '--from-env', 'NOPE_UNSET', '--to-env', 'NEW_KEY'], { encoding: 'utf8', env: { ...process.env, ...env, NEW_KEY: newKey } })
+  const missing = spawnSync(process.execPath, [...nodeArgs, 'secrets', 'rotate-master-key', '--from-env', 'NOPE_UNSET', '--to-env', 'NEW_KEY'], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env, NEW_KEY: newKey },
+  })
   t.equal(missing.status, 2)
   t.match(missing.stderr, /NOPE_UNSET is not set/)
 

@@ -27,11 +27,16 @@ async function instanceWithAgent(t: Test, script: string) {
   t.teardown(() => instance.close())
   const url = await instance.listen({ port: 0, host: '127.0.0.1' })
   const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) })
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    })
     return (await res.json()) as any
   }
   const squad = (await call('POST', '/api/squads', { name: 'Platform' })).squad
-  const agent = (await call('POST', `/api/squads/${squad.id}/agents`, { name: 'ada', role: 'engineer', adapterType: 'process', adapterConfig: { command: process.execPath, args: ['-e', script] } })).agent
+  const agent = (await call('POST', `/api/squads/${squad.id}/agents`, { name: 'ada', role: 'engineer', adapterType: 'process', adapterConfig: { command: process.execPath, args: ['-e', script] } }))
+    .agent
   return { url, call, squad, agent }
 }
 
@@ -53,9 +58,18 @@ t.test('status: health, the squad, and the run in flight', async (t) => {
   t.equal(code, 0, 'exit 0 for a healthy instance')
   t.match(io.lines[0], new RegExp(`^slaw at ${url.replace(/\./g, '\\.')}: ok — storage ok, locks ok`), 'the health line names every part')
   t.ok(io.lines.includes('squad Platform'), 'the squad is listed')
-  t.ok(io.lines.some((l) => /^ {2}agents {3}\d+ active, 1 running, 0 paused, 0 error$/.test(l)), `an agent with a run in flight counts as running (${io.lines.join(' / ')})`)
-  t.ok(io.lines.some((l) => /^ {2}issues {3}1 open/.test(l)), 'issues by status')
-  t.ok(io.lines.some((l) => /^ {2}run [0-9a-f]{8} {2}running {2}ada {2}manual {2}running for \d+ s$/.test(l)), 'the running run, with its agent and reason')
+  t.ok(
+    io.lines.some((l) => /^ {2}agents {3}\d+ active, 1 running, 0 paused, 0 error$/.test(l)),
+    `an agent with a run in flight counts as running (${io.lines.join(' / ')})`,
+  )
+  t.ok(
+    io.lines.some((l) => /^ {2}issues {3}1 open/.test(l)),
+    'issues by status',
+  )
+  t.ok(
+    io.lines.some((l) => /^ {2}run [0-9a-f]{8} {2}running {2}ada {2}manual {2}running for \d+ s$/.test(l)),
+    'the running run, with its agent and reason',
+  )
 })
 
 t.test('status: an unreachable instance exits 1; no key is a usage error', async (t) => {
@@ -78,6 +92,9 @@ t.test('runs tail: a run queued, started, its output and its end, live', async (
   t.equal(await tail.catch(() => 0), 0)
   const kinds = io.lines.map((l) => l.split(' ')[2])
   t.ok(kinds.indexOf('run.queued') < kinds.indexOf('run.started'), `queued before started (${io.lines.join(' / ')})`)
-  t.ok(io.lines.some((l) => /\| hello from ada$/.test(l)), 'the output, line by line')
+  t.ok(
+    io.lines.some((l) => /\| hello from ada$/.test(l)),
+    'the output, line by line',
+  )
   t.ok(io.lines.some((l) => /\| second line$/.test(l)))
 })

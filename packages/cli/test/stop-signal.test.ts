@@ -16,7 +16,12 @@ t.test('Ctrl-C under npm start (sh -c, SIGINT twice to the group): "stopped", ex
   const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
   t.match(script, /^exec (env (MALLOC_\w+=\$\{MALLOC_\w+:-\d+\} )+)?node packages\/cli\/dist\/bin\.cjs start$/)
   const command = script.replace('node packages/cli/dist/bin.cjs', node.map((a) => `'${a}'`).join(' ')) + ' --port 0'
-  const sh = spawn('sh', ['-c', command], { cwd: root, detached: true, env: { ...process.env, LOG_LEVEL: 'fatal', SVC_DATA_DIR: 'memory://', SVC_OPERATOR_KEY: 'slaw_op_fail_fast_test_key_0001' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const sh = spawn('sh', ['-c', command], {
+    cwd: root,
+    detached: true,
+    env: { ...process.env, LOG_LEVEL: 'fatal', SVC_DATA_DIR: 'memory://', SVC_OPERATOR_KEY: 'slaw_op_fail_fast_test_key_0001' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const { output, ready } = watchStart(sh)
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => sh.once('exit', (code, signal) => resolve({ code, signal })))
   t.teardown(() => {

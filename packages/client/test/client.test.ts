@@ -54,7 +54,10 @@ t.test('@slaw/client against a live instance', async (t) => {
   t.ok(conflict.error, 'a refused checkout is a typed error')
   await client.POST('/api/issues/{id}/release', { params: { path: { id: issueId } } })
   await reading
-  t.same(events.map((e) => e.type), ['issue.created', 'issue.checked_out', 'issue.released'])
+  t.same(
+    events.map((e) => e.type),
+    ['issue.created', 'issue.checked_out', 'issue.released'],
+  )
   t.equal(events[0]!.issueId, issueId)
 
   // X-Svc-Run-Id is sent for a run's client (this one names no real run: 4xx, typed).

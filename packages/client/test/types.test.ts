@@ -11,7 +11,26 @@ const fixtures = join(root, 'packages/client/test-fixtures')
 
 t.test('tsc --strict refuses wrong bodies, misspelled fields and paths, and accepts right ones', async (t) => {
   const tsc = join(root, 'node_modules/typescript/bin/tsc')
-  const args = [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'esnext', '--moduleResolution', 'bundler', '--customConditions', 'slaw-source', '--types', 'node', '--lib', 'es2023,dom', '--skipLibCheck', join(fixtures, 'good-calls.ts'), join(fixtures, 'bad-calls.ts')]
+  const args = [
+    tsc,
+    '--noEmit',
+    '--strict',
+    '--target',
+    'es2022',
+    '--module',
+    'esnext',
+    '--moduleResolution',
+    'bundler',
+    '--customConditions',
+    'slaw-source',
+    '--types',
+    'node',
+    '--lib',
+    'es2023,dom',
+    '--skipLibCheck',
+    join(fixtures, 'good-calls.ts'),
+    join(fixtures, 'bad-calls.ts'),
+  ]
   const res = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8' })
   t.not(res.status, 0, 'tsc fails')
   const reported = new Map<string, Set<number>>()
@@ -25,5 +44,10 @@ t.test('tsc --strict refuses wrong bodies, misspelled fields and paths, and acce
     .split('\n')
     .flatMap((line, i) => (line.trimEnd().endsWith('// error') ? [i + 1] : []))
   t.ok(marked.length >= 8, `${marked.length} wrong calls`)
-  t.same([...(reported.get('bad-calls.ts') ?? [])].sort((a, b) => a - b), marked, 'an error on each wrong line and nowhere else', { output: res.stdout })
+  t.same(
+    [...(reported.get('bad-calls.ts') ?? [])].sort((a, b) => a - b),
+    marked,
+    'an error on each wrong line and nowhere else',
+    { output: res.stdout },
+  )
 })

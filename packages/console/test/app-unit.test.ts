@@ -12,8 +12,11 @@ const require = createRequire(import.meta.url)
 const bin = (pkg: string, file: string) => join(dirname(require.resolve(`${pkg}/package.json`)), file)
 const run = (cmd: string, args: string[]) =>
   new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [cmd, ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' }, timeout: 280_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
-      resolve({ status: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [cmd, ...args],
+      { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' }, timeout: 280_000, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) => resolve({ status: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     )
   })
 // tsc over the app takes a while on a busy machine.

@@ -223,7 +223,10 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     await drop.getByRole('button', { name: 'Request changes' }).click()
     await page.getByText('No approval is waiting for you.').waitFor()
     const decided = (await call('GET', `/api/squads/${squad.id}/approvals?status=rejected,revision_requested`)).approvals as { payload: { title: string }; status: string }[]
-    t.same(decided.map((a) => [a.payload.title, a.status]).sort(), [['Drop the legacy API', 'revision_requested'], ['Hire a designer', 'rejected']])
+    t.same(decided.map((a) => [a.payload.title, a.status]).sort(), [
+      ['Drop the legacy API', 'revision_requested'],
+      ['Hire a designer', 'rejected'],
+    ])
   })
 
   await t.test("a run's output appears live", async (t) => {
@@ -308,7 +311,13 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     await page.waitForURL(/\/issues$/)
     const search = page.getByRole('searchbox', { name: 'Search issues' })
     await search.waitFor()
-    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.activeElement?.getAttribute('data-search') !== undefined && (globalThis as unknown as PageGlobals).document.activeElement?.getAttribute('data-search') !== null, undefined, { timeout: 3000 })
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as PageGlobals).document.activeElement?.getAttribute('data-search') !== undefined &&
+        (globalThis as unknown as PageGlobals).document.activeElement?.getAttribute('data-search') !== null,
+      undefined,
+      { timeout: 3000 },
+    )
     t.pass('/ focuses the issue search')
     await search.fill('vendor')
     await search.press('Enter')
@@ -380,7 +389,9 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
         await p.goto(`${baseUrl}/${hash}`)
         await p.getByText(ready).first().waitFor()
         const found = (await p.evaluate(async () => {
-          const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe
+          const axe = (
+            globalThis as unknown as { axe: { run: (ctx: unknown, opts: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }
+          ).axe
           const r = await axe.run((globalThis as unknown as PageGlobals).document, { resultTypes: ['violations'] })
           return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }))
         })) as { id: string; impact: string; help: string; nodes: string[] }[]
@@ -407,7 +418,11 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     const statuses = await page.evaluate(async () => {
       const seen: number[] = []
       for (let i = 0; i < 40 && !seen.includes(429); i++) {
-        const res = await fetch('/api/console/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ operatorKey: `slaw_op_wrong_key_${i}_00000000000000` }) })
+        const res = await fetch('/api/console/session', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ operatorKey: `slaw_op_wrong_key_${i}_00000000000000` }),
+        })
         seen.push(res.status)
       }
       return seen
@@ -420,5 +435,9 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     t.match(await alert.textContent(), /Too many sign-in attempts/)
   })
 
-  t.same(problems.filter((p) => !/Failed to load resource/.test(p)), [], 'no script errors and no CSP refusals in the console')
+  t.same(
+    problems.filter((p) => !/Failed to load resource/.test(p)),
+    [],
+    'no script errors and no CSP refusals in the console',
+  )
 })

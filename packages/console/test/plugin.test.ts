@@ -64,7 +64,7 @@ t.test('serves the built app: hashed assets immutable, index.html no-cache with 
   const unknownApi = await app.inject({ method: 'GET', url: '/api/nothing-here', headers: { ...html, authorization: `Bearer ${operatorKey}` } })
   t.equal(unknownApi.statusCode, 404)
   t.equal(unknownApi.json().code, 'not_found', 'an unknown API path is a JSON 404, never index.html')
-  t.equal((await app.inject({ method: 'GET', url: '/metrics', headers: html })).statusCode, 401, '/metrics is the API\'s')
+  t.equal((await app.inject({ method: 'GET', url: '/metrics', headers: html })).statusCode, 401, "/metrics is the API's")
   t.equal((await app.inject({ method: 'GET', url: '/api/health' })).statusCode, 200)
   const doc = await app.inject({ method: 'GET', url: '/api/openapi.json' })
   t.notMatch(Object.keys(doc.json().paths).join(' '), /assets|\/\*/, 'the console routes are not in the API document')

@@ -24,8 +24,11 @@ async function buildApp(): Promise<string> {
   const outDir = mkdtempSync(join(tmpdir(), 'slaw-console-sign-in-'))
   const vite = join(dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin', 'vite.js')
   await new Promise<void>((resolve, reject) =>
-    execFile(process.execPath, [vite, 'build', '--config', 'app/vite.config.ts', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'], { cwd: packageRoot, timeout: 240_000 }, (err, _out, stderr) =>
-      err ? reject(new Error(`vite build failed: ${stderr || err.message}`)) : resolve(),
+    execFile(
+      process.execPath,
+      [vite, 'build', '--config', 'app/vite.config.ts', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'],
+      { cwd: packageRoot, timeout: 240_000 },
+      (err, _out, stderr) => (err ? reject(new Error(`vite build failed: ${stderr || err.message}`)) : resolve()),
     ),
   )
   return outDir
@@ -39,14 +42,15 @@ t.test('sign in through the console in Chromium; the cookie works same-origin an
   await instance.app.register(consolePlugin({ root: appRoot }))
   const base = await instance.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(() => instance.close())
-  const squadCount = async () =>
-    ((await (await fetch(`${base}/api/squads`, { headers: { authorization: `Bearer ${operatorKey}` } })).json()) as { squads: unknown[] }).squads.length
+  const squadCount = async () => ((await (await fetch(`${base}/api/squads`, { headers: { authorization: `Bearer ${operatorKey}` } })).json()) as { squads: unknown[] }).squads.length
 
   // Another origin on the same host (another port: the same site, so SameSite=Strict lets the
   // cookie go along). Its page posts a form to the instance: only the Origin check stops it.
   const evil = createServer((_req, res) => {
     res.setHeader('content-type', 'text/html')
-    res.end(`<!doctype html><title>elsewhere</title><form id="f" method="post" action="${base}/api/squads" enctype="text/plain"><input name='{"name":"forged","x":"' value='"}'><button>go</button></form>`)
+    res.end(
+      `<!doctype html><title>elsewhere</title><form id="f" method="post" action="${base}/api/squads" enctype="text/plain"><input name='{"name":"forged","x":"' value='"}'><button>go</button></form>`,
+    )
   })
   await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve))
   t.teardown(() => evil.close())
@@ -80,7 +84,9 @@ t.test('sign in through the console in Chromium; the cookie works same-origin an
   // The page's own requests: a read and a mutation (the browser sends the Origin itself).
   const read = await page.evaluate(async () => (await fetch('/api/console/session')).json())
   t.match(read, { session: { expiresAt: String } })
-  const created = await page.evaluate(async () => (await fetch('/api/squads', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'From the console' }) })).status)
+  const created = await page.evaluate(
+    async () => (await fetch('/api/squads', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'From the console' }) })).status,
+  )
   t.equal(created, 201, 'a same-origin mutation with the cookie')
   t.equal(await squadCount(), 1)
 
@@ -106,9 +112,16 @@ t.test('sign in through the console in Chromium; the cookie works same-origin an
 
   // Sign out: the row is gone and the cookie cleared.
   await page.bringToFront()
-  const [signedOut] = await Promise.all([page.waitForResponse((r) => r.url() === `${base}/api/console/session` && r.request().method() === 'DELETE'), page.getByRole('button', { name: 'Sign out' }).click()])
+  const [signedOut] = await Promise.all([
+    page.waitForResponse((r) => r.url() === `${base}/api/console/session` && r.request().method() === 'DELETE'),
+    page.getByRole('button', { name: 'Sign out' }).click(),
+  ])
   t.equal(signedOut.status(), 200, 'DELETE /api/console/session')
-  t.equal((await context.cookies()).find((c) => c.name === 'slaw_session'), undefined, 'the cookie is cleared')
+  t.equal(
+    (await context.cookies()).find((c) => c.name === 'slaw_session'),
+    undefined,
+    'the cookie is cleared',
+  )
   t.equal(await page.evaluate(async () => (await fetch('/api/console/session')).status), 401)
   await page.reload()
   await page.getByLabel('Operator key').waitFor()

@@ -151,17 +151,7 @@ export interface SlawInstance {
 const isKeyFile = (k: MasterKeyOption | undefined): k is { file: string } => typeof k === 'object' && k !== null && 'file' in k && typeof k.file === 'string'
 
 /** Log lines never carry a token, a secret value or an issue body. */
-const redactPaths = [
-  'req.headers.authorization',
-  'req.headers["x-enrollment-secret"]',
-  '*.token',
-  '*.apiKey',
-  '*.value',
-  '*.password',
-  '*.secret',
-  '*.description',
-  '*.body',
-]
+const redactPaths = ['req.headers.authorization', 'req.headers["x-enrollment-secret"]', '*.token', '*.apiKey', '*.value', '*.password', '*.secret', '*.description', '*.body']
 
 function makeLogger(opt: InstanceOptions['logger']): PinoLogger {
   // A logger of the caller's keeps its own settings; its request lines still get a scrubbed URL.
@@ -249,7 +239,10 @@ export async function createInstance(options: InstanceOptions): Promise<SlawInst
   const eventHub = new EventHub(storage, options.eventBroker ?? storage.eventBroker, options.events ?? {}, log)
   const runOutput = new RunOutputRecorder(storage, options.events?.runOutput ?? {}, log)
   engine.onRunOutput(runOutput.onOutput)
-  const metrics = options.metrics === false ? undefined : new SlawMetrics({ storage, tower: options.tower, eventStreams: () => eventHub.size, runs: engine, maxSquads: options.metrics ? options.metrics.maxSquads : undefined, now: options.now })
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : new SlawMetrics({ storage, tower: options.tower, eventStreams: () => eventHub.size, runs: engine, maxSquads: options.metrics ? options.metrics.maxSquads : undefined, now: options.now })
   const metricsPort = options.metrics ? options.metrics.port : undefined
   const app = await buildApp({
     services,

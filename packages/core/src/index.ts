@@ -11,12 +11,30 @@ export { LockUnavailableError } from './contracts/lock-provider.js'
 export type { SecretProvider, SecretProviderErrorCode } from './contracts/secret-provider.js'
 export { SecretProviderError } from './contracts/secret-provider.js'
 export type {
-  AgentAdapter, AdapterWakeInput, AdapterWakeResult, AdapterUsage, RunLiveness, AdapterSession, AdapterWakeContext, AdapterOutputChunk,
-  AdapterEnvironmentCheck, AdapterEnvironmentReport, AdapterBillingType, CostStatus, AdapterErrorCode,
+  AgentAdapter,
+  AdapterWakeInput,
+  AdapterWakeResult,
+  AdapterUsage,
+  RunLiveness,
+  AdapterSession,
+  AdapterWakeContext,
+  AdapterOutputChunk,
+  AdapterEnvironmentCheck,
+  AdapterEnvironmentReport,
+  AdapterBillingType,
+  CostStatus,
+  AdapterErrorCode,
 } from './contracts/agent-adapter.js'
 export {
-  defineAgentAdapter, adapterConfigProblems, applyConfigDefaults, configSchemaProblems, defaultedConfigProblems, engineConfigProperties,
-  type AdapterConfig, type AgentAdapterDefinition, type EngineConfig,
+  defineAgentAdapter,
+  adapterConfigProblems,
+  applyConfigDefaults,
+  configSchemaProblems,
+  defaultedConfigProblems,
+  engineConfigProperties,
+  type AdapterConfig,
+  type AgentAdapterDefinition,
+  type EngineConfig,
 } from './contracts/adapter-config.js'
 // TypeBox, for adapter config schemas: adapters take @slaw/core as a peer and use this one TypeBox.
 export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
@@ -43,7 +61,17 @@ export { slawVersion } from './version.js'
 export { outboxUpserts } from './services/audit/activity-recorder.js'
 export { costEventFact, projectUpsert } from './services/governance/governance-outbox.js'
 // Secrets: the master key's persistence and rotation, the built-in provider, binding helpers.
-export { MasterKeyMismatchError, MasterKeyRequiredError, MasterKeyFileModeError, checkMasterKey, loadMasterKey, readOrCreateKeyFile, masterKeyFileName, type LoadedMasterKey, type MasterKeyOption } from './services/secrets/master-key-loading.js'
+export {
+  MasterKeyMismatchError,
+  MasterKeyRequiredError,
+  MasterKeyFileModeError,
+  checkMasterKey,
+  loadMasterKey,
+  readOrCreateKeyFile,
+  masterKeyFileName,
+  type LoadedMasterKey,
+  type MasterKeyOption,
+} from './services/secrets/master-key-loading.js'
 export { encryptedColumns, registerEncryptedColumn, rotateMasterKey, type EncryptedColumn, type RotationReport } from './services/secrets/encrypted-columns.js'
 export { localEncryptedProvider, localSecretAad } from './services/secrets/local-encrypted.js'
 export type { EnvBinding, ResolveSecretInput, SecretConsumer, SecretResolver } from './services/secrets/env-bindings.js'

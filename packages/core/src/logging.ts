@@ -31,17 +31,20 @@ export function scrubUrl(url: string): string {
   url = url.replace(secretPathSegment, '$1[REDACTED]')
   const q = url.indexOf('?')
   if (q < 0) return url
-  const parts = url.slice(q + 1).split('&').map((pair) => {
-    const eq = pair.indexOf('=')
-    const rawName = eq < 0 ? pair : pair.slice(0, eq)
-    let name = rawName
-    try {
-      name = decodeURIComponent(rawName.replace(/\+/g, ' '))
-    } catch {
-      // Not valid percent-encoding: judge the raw name.
-    }
-    return secretParams.test(name) && eq >= 0 ? `${rawName}=[REDACTED]` : pair
-  })
+  const parts = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=')
+      const rawName = eq < 0 ? pair : pair.slice(0, eq)
+      let name = rawName
+      try {
+        name = decodeURIComponent(rawName.replace(/\+/g, ' '))
+      } catch {
+        // Not valid percent-encoding: judge the raw name.
+      }
+      return secretParams.test(name) && eq >= 0 ? `${rawName}=[REDACTED]` : pair
+    })
   return `${url.slice(0, q)}?${parts.join('&')}`
 }
 

@@ -80,8 +80,7 @@ function is(value: unknown, kind: Member[1]): boolean {
   return typeof value === 'function'
 }
 
-const article = (kind: Member[1]): string =>
-  kind === 'array' ? 'an array' : kind === 'string' ? 'a non-empty string' : kind === 'schema' ? 'a TypeBox object schema (Type.Object)' : 'a function'
+const article = (kind: Member[1]): string => (kind === 'array' ? 'an array' : kind === 'string' ? 'a non-empty string' : kind === 'schema' ? 'a TypeBox object schema (Type.Object)' : 'a function')
 
 /** Throws a TypeError naming `label` and the first member that is missing or of the wrong kind. */
 function check(label: string, hint: string, value: unknown, required: readonly Member[], optional: readonly Member[] = []): void {

@@ -24,13 +24,18 @@ eachBackend(t, 'activity', async (t, api) => {
     await api.call('PATCH', `/api/issues/${id}`, { priority: 'low' }, undefined, run)
 
     const entries = await activityOf(api, s.squadId, `entityId=${id}`)
-    t.same(entries.map((e) => e.action), [
-      'issue.updated', 'issue.comment_added', 'issue.released', 'issue.document_created', 'issue.comment_added', 'issue.updated', 'issue.checked_out', 'issue.created',
-    ], 'one entry per mutation, newest first')
+    t.same(
+      entries.map((e) => e.action),
+      ['issue.updated', 'issue.comment_added', 'issue.released', 'issue.document_created', 'issue.comment_added', 'issue.updated', 'issue.checked_out', 'issue.created'],
+      'one entry per mutation, newest first',
+    )
     const agentTraced = entries.slice(2)
-    t.ok(agentTraced.every((e) => e.runId === runId && e.actorType === 'agent' && e.actorId === s.agentId && e.agentId === s.agentId), 'agent mutations carry the run id')
+    t.ok(
+      agentTraced.every((e) => e.runId === runId && e.actorType === 'agent' && e.actorId === s.agentId && e.agentId === s.agentId),
+      'agent mutations carry the run id',
+    )
     t.equal(entries[1].runId, null, 'no header, no run id')
-    t.match(entries[0], { actorType: 'user', runId: null, agentId: null }, 'an Operator\'s header is not a run')
+    t.match(entries[0], { actorType: 'user', runId: null, agentId: null }, "an Operator's header is not a run")
     for (const e of entries) {
       t.same(Object.keys(e).sort(), ['action', 'actorId', 'actorType', 'agentId', 'createdAt', 'details', 'entityId', 'entityType', 'id', 'runId', 'squadId'])
     }
@@ -61,13 +66,24 @@ eachBackend(t, 'activity', async (t, api) => {
 
     const byAgent = await activityOf(api, s.squadId, `agentId=${bob.id}`)
     t.ok(byAgent.length >= 3 && byAgent.every((e) => e.agentId === bob.id), 'agentId filter')
-    t.ok(byAgent.some((e) => e.entityId === i1.id), 'an agent\'s own issue creation')
+    t.ok(
+      byAgent.some((e) => e.entityId === i1.id),
+      "an agent's own issue creation",
+    )
     const issues = await activityOf(api, s.squadId, 'entityType=issue')
-    t.same(issues.map((e) => e.entityId), [i2.id, i1.id], 'entityType filter')
-    t.same((await activityOf(api, s.squadId, `entityType=issue&entityId=${i1.id}`)).map((e) => e.action), ['issue.created'], 'entityId filter')
+    t.same(
+      issues.map((e) => e.entityId),
+      [i2.id, i1.id],
+      'entityType filter',
+    )
+    t.same(
+      (await activityOf(api, s.squadId, `entityType=issue&entityId=${i1.id}`)).map((e) => e.action),
+      ['issue.created'],
+      'entityId filter',
+    )
     t.same(await activityOf(api, s.squadId, 'entityType=nothing'), [])
-    t.equal((await api.call('GET', `/api/squads/${s.squadId}/activity`, undefined, s.agentToken)).status, 200, 'agents read their squad\'s trail')
-    isError(t, await api.call('GET', `/api/squads/${s.squadId}/activity`, undefined, other.agentToken), 404, 'not_found', 'another squad\'s agent')
+    t.equal((await api.call('GET', `/api/squads/${s.squadId}/activity`, undefined, s.agentToken)).status, 200, "agents read their squad's trail")
+    isError(t, await api.call('GET', `/api/squads/${s.squadId}/activity`, undefined, other.agentToken), 404, 'not_found', "another squad's agent")
     isError(t, await api.call('GET', `/api/squads/${s.squadId}/activity?agentId=bob`), 400, 'invalid_payload', 'agentId not a UUID')
     isError(t, await api.call('GET', `/api/squads/${s.squadId}/activity?limit=0`), 400, 'invalid_payload', 'limit 0')
     isError(t, await api.call('GET', `/api/squads/${s.squadId}/activity?limit=ten`), 400, 'invalid_payload', 'limit not a number')
@@ -76,7 +92,18 @@ eachBackend(t, 'activity', async (t, api) => {
     // Default 100, clamped to 500: write 600 entries in one transaction.
     await api.instance.storage.transaction(async (tx) => {
       for (let i = 0; i < 600; i++) {
-        await tx.activity.insert({ id: uuidv7(), squadId: s.squadId, actorType: 'system', actorId: 'bulk', action: 'bulk.entry', entityType: 'bulk', entityId: String(i), agentId: null, runId: null, details: { i } })
+        await tx.activity.insert({
+          id: uuidv7(),
+          squadId: s.squadId,
+          actorType: 'system',
+          actorId: 'bulk',
+          action: 'bulk.entry',
+          entityType: 'bulk',
+          entityId: String(i),
+          agentId: null,
+          runId: null,
+          details: { i },
+        })
       }
     })
     const dflt = await activityOf(api, s.squadId)
@@ -84,10 +111,13 @@ eachBackend(t, 'activity', async (t, api) => {
     t.equal(dflt[0].entityId, '599', 'newest first')
     t.equal((await activityOf(api, s.squadId, 'limit=1000')).length, 500, 'clamped to 500')
     t.equal((await activityOf(api, s.squadId, 'limit=100000000000')).length, 500, 'clamped, however large')
-    t.same((await activityOf(api, s.squadId, 'limit=3')).map((e) => e.entityId), ['599', '598', '597'])
+    t.same(
+      (await activityOf(api, s.squadId, 'limit=3')).map((e) => e.entityId),
+      ['599', '598', '597'],
+    )
   })
 
-  await t.test('an issue\'s trail by id or identifier', async (t) => {
+  await t.test("an issue's trail by id or identifier", async (t) => {
     const s = await api.seed('Trail')
     const other = await api.seed('Other')
     const issue = await addIssue(api, s.squadId, { title: 'one' })
@@ -95,17 +125,30 @@ eachBackend(t, 'activity', async (t, api) => {
     await api.call('POST', `/api/issues/${issue.id}/comments`, { body: 'hi' })
     const byId = await api.call('GET', `/api/issues/${issue.id}/activity`, undefined, s.agentToken)
     t.equal(byId.status, 200)
-    t.same(byId.body.activity.map((e: any) => e.action), ['issue.comment_added', 'issue.created'])
-    t.ok(byId.body.activity.every((e: any) => e.entityId === issue.id), 'only this issue')
+    t.same(
+      byId.body.activity.map((e: any) => e.action),
+      ['issue.comment_added', 'issue.created'],
+    )
+    t.ok(
+      byId.body.activity.every((e: any) => e.entityId === issue.id),
+      'only this issue',
+    )
     const byIdentifier = await api.call('GET', `/api/issues/${issue.identifier}/activity`)
     t.same(byIdentifier.body, byId.body, 'by identifier')
     t.equal(issue.identifier, 'TRAI-1')
-    t.same((await api.call('GET', '/api/issues/trai-2/activity')).body.activity.map((e: any) => e.entityId), [second.id], 'identifiers are case-insensitive')
-    t.same((await api.call('GET', `/api/issues/${issue.id}/activity?limit=1`)).body.activity.map((e: any) => e.action), ['issue.comment_added'])
+    t.same(
+      (await api.call('GET', '/api/issues/trai-2/activity')).body.activity.map((e: any) => e.entityId),
+      [second.id],
+      'identifiers are case-insensitive',
+    )
+    t.same(
+      (await api.call('GET', `/api/issues/${issue.id}/activity?limit=1`)).body.activity.map((e: any) => e.action),
+      ['issue.comment_added'],
+    )
     isError(t, await api.call('GET', '/api/issues/TRAI-99/activity'), 404, 'not_found', 'absent identifier')
     isError(t, await api.call('GET', `/api/issues/${unknownId}/activity`), 404, 'not_found', 'absent id')
     isError(t, await api.call('GET', '/api/issues/TRAI-1-2/activity'), 404, 'not_found', 'neither id nor identifier')
-    isError(t, await api.call('GET', `/api/issues/${issue.identifier}/activity`, undefined, other.agentToken), 404, 'not_found', 'another squad\'s agent')
+    isError(t, await api.call('GET', `/api/issues/${issue.identifier}/activity`, undefined, other.agentToken), 404, 'not_found', "another squad's agent")
   })
 
   await t.test('Operator writes, redacted on write', async (t) => {
@@ -134,7 +177,7 @@ eachBackend(t, 'activity', async (t, api) => {
       },
     }
     isError(t, await api.call('POST', `/api/squads/${s.squadId}/activity`, entry, s.agentToken), 403, 'forbidden', 'an agent key writes activity')
-    isError(t, await api.call('POST', `/api/squads/${s.squadId}/activity`, entry, other.agentToken), 404, 'not_found', 'another squad\'s agent')
+    isError(t, await api.call('POST', `/api/squads/${s.squadId}/activity`, entry, other.agentToken), 404, 'not_found', "another squad's agent")
     const res = await api.call('POST', `/api/squads/${s.squadId}/activity`, entry)
     t.equal(res.status, 201)
     const stored = res.body.activity
@@ -163,8 +206,14 @@ eachBackend(t, 'activity', async (t, api) => {
 
 t.test('activity: ids made in one process only grow, so newest-first lists keep their order', async (t) => {
   const made = Array.from({ length: 10_000 }, () => uuidv7())
-  t.ok(made.every((id, i) => i === 0 || id > made[i - 1]!), 'strictly increasing, thousands per millisecond')
-  t.ok(made.every((id) => /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id)), 'version 7, RFC 9562 variant')
+  t.ok(
+    made.every((id, i) => i === 0 || id > made[i - 1]!),
+    'strictly increasing, thousands per millisecond',
+  )
+  t.ok(
+    made.every((id) => /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id)),
+    'version 7, RFC 9562 variant',
+  )
   const at = Date.parse('2024-01-01T00:00:00Z')
   t.equal(uuidv7(at).slice(0, 13).replace('-', ''), at.toString(16).padStart(12, '0'), 'an explicit time is used as given')
 })

@@ -34,13 +34,17 @@ t.test('defineAgentAdapter: validateConfig reports the schema and the adapter, w
   const v = adapter.validateConfig!
   t.same(v({ command: 'run.sh' }), [], 'defaulted keys may be left out')
   t.same(v({ command: 'run.sh', env: { A: 'b' }, timeoutSec: 60, graceSec: 5 }), [], "the engine's keys are allowed although the schema says additionalProperties: false")
-  t.same(v({}), [{ path: '/command', message: 'a shell agent needs a command' }], 'a missing required key: one detail, the schema\'s message')
-  t.same(v({ command: '/tmp/x', retries: 9, tags: ['a', 3], extra: 1 }), [
-    { path: '/command', message: 'a command under /tmp is refused' },
-    { path: '/extra', message: 'Unexpected property' },
-    { path: '/retries', message: 'retries is a whole number from 0 to 5' },
-    { path: '/tags/1', message: 'Expected string' },
-  ], "the adapter's own details and one per schema problem, TypeBox's wording where the schema gives none")
+  t.same(v({}), [{ path: '/command', message: 'a shell agent needs a command' }], "a missing required key: one detail, the schema's message")
+  t.same(
+    v({ command: '/tmp/x', retries: 9, tags: ['a', 3], extra: 1 }),
+    [
+      { path: '/command', message: 'a command under /tmp is refused' },
+      { path: '/extra', message: 'Unexpected property' },
+      { path: '/retries', message: 'retries is a whole number from 0 to 5' },
+      { path: '/tags/1', message: 'Expected string' },
+    ],
+    "the adapter's own details and one per schema problem, TypeBox's wording where the schema gives none",
+  )
   t.same(v({ command: 'x', timeoutSec: 0 }), [{ path: '/timeoutSec', message: 'timeoutSec must be an integer from 1 to 86400' }], "the engine's keys keep the engine's rule and message")
 
   const input = { runId: 'r', agentId: 'a', squadId: 's', issueId: null, reason: 'test', env: {}, timeoutMs: 1000, graceMs: 100, signal: new AbortController().signal }
@@ -73,7 +77,12 @@ eachBackend(
   'a written adapterConfig is checked against the schema; a run wakes with its defaults',
   async (t, api) => {
     const squad = (await api.call('POST', '/api/squads', { name: 'Schemas' })).body.squad
-    const bad = await api.call('POST', `/api/squads/${squad.id}/agents`, { name: 'b', role: 'r', adapterType: 'shell', adapterConfig: { command: '/tmp/x', retries: -1, timeoutSec: 0, env: { '1BAD': 'x' } } })
+    const bad = await api.call('POST', `/api/squads/${squad.id}/agents`, {
+      name: 'b',
+      role: 'r',
+      adapterType: 'shell',
+      adapterConfig: { command: '/tmp/x', retries: -1, timeoutSec: 0, env: { '1BAD': 'x' } },
+    })
     t.equal(bad.status, 400)
     t.equal(bad.body.code, 'invalid_payload')
     t.same(

@@ -13,7 +13,20 @@ eachBackend(t, 'agents', async (t, api) => {
     const created = await api.call('POST', `/api/squads/${s.squadId}/agents`, body)
     t.equal(created.status, 201)
     const bob = created.body.agent
-    t.match(bob, { squadId: s.squadId, name: 'bob', role: 'software_engineer', title: 'Engineer', status: 'active', adapterType: 'http', reportsToAgentId: null, prompt: 'You write code.', desiredSkills: ['git'], permissions: {}, instructionsPath: null, pauseReason: null })
+    t.match(bob, {
+      squadId: s.squadId,
+      name: 'bob',
+      role: 'software_engineer',
+      title: 'Engineer',
+      status: 'active',
+      adapterType: 'http',
+      reportsToAgentId: null,
+      prompt: 'You write code.',
+      desiredSkills: ['git'],
+      permissions: {},
+      instructionsPath: null,
+      pauseReason: null,
+    })
     t.match(bob.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/)
 
     isError(t, await api.call('POST', `/api/squads/${s.squadId}/agents`, { ...body, title: 'again' }), 409, 'agent_name_taken')
@@ -41,7 +54,10 @@ eachBackend(t, 'agents', async (t, api) => {
 
     const list = await api.call('GET', `/api/squads/${s.squadId}/agents`, undefined, s.agentToken)
     t.equal(list.status, 200)
-    t.same(list.body.agents.map((a: any) => a.name), ['alice', 'bob'])
+    t.same(
+      list.body.agents.map((a: any) => a.name),
+      ['alice', 'bob'],
+    )
     t.same(Object.keys(list.body.agents[0]).sort(), ['id', 'name', 'reportsToAgentId', 'role', 'status', 'title'])
     const got = await api.call('GET', `/api/agents/${bob.id}`, undefined, s.agentToken)
     t.equal(got.body.agent.id, bob.id)
@@ -57,7 +73,10 @@ eachBackend(t, 'agents', async (t, api) => {
     const me = await api.call('GET', '/api/agents/me', undefined, dev.token)
     t.equal(me.status, 200)
     t.match(me.body.agent, { id: dev.id, name: 'dev', role: 'software_engineer', squadId: s.squadId, status: 'active' })
-    t.same(me.body.agent.chainOfCommand, [{ id: cto.id, name: 'cto', role: 'manager' }, { id: ceo.id, name: 'ceo', role: 'ceo' }])
+    t.same(me.body.agent.chainOfCommand, [
+      { id: cto.id, name: 'cto', role: 'manager' },
+      { id: ceo.id, name: 'ceo', role: 'ceo' },
+    ])
     t.same((await api.call('GET', '/api/agents/me', undefined, ceo.token)).body.agent.chainOfCommand, [], 'the top has no chain')
     isError(t, await api.call('GET', '/api/agents/me'), 403, 'forbidden', 'an Operator key has no agent identity')
 
@@ -167,6 +186,9 @@ eachBackend(t, 'agents', async (t, api) => {
     t.equal((await api.call('GET', `/api/issues/${issue.id}`)).body.issue.assigneeAgentId, null)
     const deleted = (await activityOf(api, s.squadId, `entityId=${bob.id}`)).find((e) => e.action === 'agent.deleted')
     t.match(deleted, { entityType: 'agent', details: { name: 'bob' } })
-    t.same((await api.call('GET', `/api/squads/${s.squadId}/agents`)).body.agents.map((a: any) => a.name), ['alice'])
+    t.same(
+      (await api.call('GET', `/api/squads/${s.squadId}/agents`)).body.agents.map((a: any) => a.name),
+      ['alice'],
+    )
   })
 })

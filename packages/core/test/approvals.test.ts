@@ -21,11 +21,19 @@ eachBackend(t, 'approvals: create, read, list, linked issues, comments', async (
   const approval = created.body.approval
   t.match(approval, { squadId, type: 'request_board_approval', status: 'pending', requestedByAgentId: agentId, payload, decisionNote: null, decidedAt: null, revision: 1, issueIds: [issue.id] })
 
-  t.equal((await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: bob.id, payload }, agentToken)).status, 403, 'an agent files in its own name only')
+  t.equal(
+    (await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: bob.id, payload }, agentToken)).status,
+    403,
+    'an agent files in its own name only',
+  )
   t.equal((await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: other.agentId, payload })).status, 400, 'requester of another squad')
   t.equal((await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'hire_agent', requestedByAgentId: agentId, payload })).status, 400, 'hires go through agent-hires')
   t.equal((await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: agentId, payload: { title: 'x' } })).status, 400, 'summary is required')
-  t.equal((await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: agentId, payload: { title: ' ', summary: 'y' } })).status, 400, 'blank title')
+  t.equal(
+    (await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: agentId, payload: { title: ' ', summary: 'y' } })).status,
+    400,
+    'blank title',
+  )
   const foreignIssue = (await api.call('POST', `/api/squads/${other.squadId}/issues`, { title: 'x' })).body.issue.id
   const badLink = await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: agentId, issueIds: [foreignIssue], payload })
   t.equal(badLink.body.details[0].path, '/issueIds')
@@ -46,14 +54,30 @@ eachBackend(t, 'approvals: create, read, list, linked issues, comments', async (
   t.equal((await api.call('POST', `/api/approvals/${approval.id}/comments`, { body: 'hi' }, other.agentToken)).status, 404)
   t.equal((await api.call('POST', `/api/approvals/${approval.id}/comments`, { body: '' })).status, 400)
   const comments = (await api.call('GET', `/api/approvals/${approval.id}/comments`, undefined, bob.token)).body.comments
-  t.same(comments.map((c: { body: string; authorType: string }) => [c.authorType, c.body]), [['user', 'How much exactly?'], ['agent', '$200.']])
+  t.same(
+    comments.map((c: { body: string; authorType: string }) => [c.authorType, c.body]),
+    [
+      ['user', 'How much exactly?'],
+      ['agent', '$200.'],
+    ],
+  )
 
   const second = (await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: bob.id, payload }, bob.token)).body.approval
   await api.call('POST', `/api/approvals/${second.id}/reject`)
   const all = (await api.call('GET', `/api/squads/${squadId}/approvals`, undefined, agentToken)).body.approvals
-  t.same(all.map((a: { id: string }) => a.id), [second.id, approval.id], 'newest first')
-  t.same((await api.call('GET', `/api/squads/${squadId}/approvals?status=pending`)).body.approvals.map((a: { id: string }) => a.id), [approval.id])
-  t.same((await api.call('GET', `/api/squads/${squadId}/approvals?status=rejected,approved`)).body.approvals.map((a: { id: string }) => a.id), [second.id])
+  t.same(
+    all.map((a: { id: string }) => a.id),
+    [second.id, approval.id],
+    'newest first',
+  )
+  t.same(
+    (await api.call('GET', `/api/squads/${squadId}/approvals?status=pending`)).body.approvals.map((a: { id: string }) => a.id),
+    [approval.id],
+  )
+  t.same(
+    (await api.call('GET', `/api/squads/${squadId}/approvals?status=rejected,approved`)).body.approvals.map((a: { id: string }) => a.id),
+    [second.id],
+  )
   t.equal((await api.call('GET', `/api/squads/${squadId}/approvals?status=maybe`)).status, 400)
   t.equal((await api.call('GET', `/api/squads/${squadId}/approvals`, undefined, other.agentToken)).status, 404)
 })
@@ -61,7 +85,8 @@ eachBackend(t, 'approvals: create, read, list, linked issues, comments', async (
 eachBackend(t, 'approvals: the state machine, Operator decisions, resubmit by the requester', async (t, api) => {
   const { squadId, agentId, agentToken } = await api.seed()
   const bob = await secondAgent(api, squadId)
-  const create = async () => (await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: agentId, payload }, agentToken)).body.approval.id as string
+  const create = async () =>
+    (await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: agentId, payload }, agentToken)).body.approval.id as string
 
   // Approve: Operator only, once.
   const a = await create()
@@ -127,7 +152,13 @@ eachBackend(t, 'agent hires: 202 with a hire_agent approval; approval creates th
   t.equal(hire.body.status, 'pending')
   t.ok(hire.body.approvalId)
   const approval = (await api.call('GET', `/api/approvals/${hire.body.approvalId}`)).body.approval
-  t.match(approval, { type: 'hire_agent', status: 'pending', requestedByAgentId: agentId, payload: { name: 'carol', role: 'reviewer', reason: 'We need reviews', adapterType: 'process', reportsToAgentId: agentId }, hiredAgentId: null })
+  t.match(approval, {
+    type: 'hire_agent',
+    status: 'pending',
+    requestedByAgentId: agentId,
+    payload: { name: 'carol', role: 'reviewer', reason: 'We need reviews', adapterType: 'process', reportsToAgentId: agentId },
+    hiredAgentId: null,
+  })
   const names = async () => (await api.call('GET', `/api/squads/${squadId}/agents`)).body.agents.map((a: { name: string }) => a.name).sort()
   t.same(await names(), ['alice'], 'nothing is created before the approval')
 

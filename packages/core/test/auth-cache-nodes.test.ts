@@ -11,7 +11,8 @@ t.test('a key revoked on node A is refused on node B within the 2 s bound', { sk
   const db = await freshDatabase()
   let nowMs = Date.parse('2026-01-01T00:00:00.000Z')
   const clock = () => new Date(nowMs)
-  const make = () => createInstance({ storage: pgStorage({ url: db.url, max: 3 }), operatorKey: operatorToken, masterKey: testMasterKey, adapters: testAdapters, logger: false, jobs: false, now: clock })
+  const make = () =>
+    createInstance({ storage: pgStorage({ url: db.url, max: 3 }), operatorKey: operatorToken, masterKey: testMasterKey, adapters: testAdapters, logger: false, jobs: false, now: clock })
   const a = await makeApi(await make(), 'postgres')
   const b = await makeApi(await make(), 'postgres')
   t.teardown(async () => {

@@ -9,8 +9,7 @@ eachBackend(
   'repeated authentication failures from one address answer 429 with Retry-After; valid keys are not slowed',
   async (t, api) => {
     const { app } = api.instance
-    const get = (token: string, remoteAddress = '203.0.113.7') =>
-      app.inject({ method: 'GET', url: '/api/squads', headers: { authorization: `Bearer ${token}` }, remoteAddress })
+    const get = (token: string, remoteAddress = '203.0.113.7') => app.inject({ method: 'GET', url: '/api/squads', headers: { authorization: `Bearer ${token}` }, remoteAddress })
     // The Operator key in use from the same address, before the attack (it is in the node's cache).
     t.equal((await get(operatorToken)).statusCode, 200)
     const statuses: number[] = []
@@ -54,7 +53,12 @@ eachBackend(t, 'a 400 with thousands of details is capped, with a marker that de
   const { squadId } = await api.seed()
   const config: Record<string, string> = {}
   for (let i = 0; i < 5000; i++) config[`password_${i}_${'x'.repeat(100)}`] = 'hunter2'
-  const res = await api.instance.app.inject({ method: 'POST', url: `/api/squads/${squadId}/secret-provider-configs`, headers: { authorization: `Bearer ${operatorToken}` }, payload: { provider: 'local_encrypted', name: 'big', config } })
+  const res = await api.instance.app.inject({
+    method: 'POST',
+    url: `/api/squads/${squadId}/secret-provider-configs`,
+    headers: { authorization: `Bearer ${operatorToken}` },
+    payload: { provider: 'local_encrypted', name: 'big', config },
+  })
   t.equal(res.statusCode, 400)
   t.ok(res.body.length < 20_000, `the body is small (${res.body.length} bytes; it was over 600 KB)`)
   const body = res.json()

@@ -20,7 +20,12 @@ eachBackend(t, 'bad input', async (t, api) => {
     const issue = await addIssue(api, s.squadId, { title: 'target', assigneeAgentId: s.agentId })
     const json = { 'content-type': 'application/json' }
 
-    for (const [label, payload] of [['truncated', '{"name":'], ['trailing comma', '{"name":"x",}'], ['single quotes', "{'name':'x'}"], ['bare word', 'squad']] as const) {
+    for (const [label, payload] of [
+      ['truncated', '{"name":'],
+      ['trailing comma', '{"name":"x",}'],
+      ['single quotes', "{'name':'x'}"],
+      ['bare word', 'squad'],
+    ] as const) {
       const res = await raw(api, 'POST', '/api/squads', payload, json)
       isError(t, res, 400, 'invalid_payload', `malformed JSON: ${label}`)
     }
@@ -63,8 +68,20 @@ eachBackend(t, 'bad input', async (t, api) => {
 
     // NUL characters cannot be stored in PostgreSQL text: refused as input, never a 500.
     isError(t, await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'a\u0000b' }), 400, 'invalid_payload', 'NUL in a body string')
-    isError(t, await api.call('POST', `/api/issues/${issue.id}/interactions`, { kind: 'request_confirmation', payload: { prompt: 'ok', note: 'x\u0000' } }), 400, 'invalid_payload', 'NUL deep in a payload')
-    isError(t, await api.call('POST', `/api/squads/${s.squadId}/activity`, { actorId: 'a', action: 'b', entityType: 'c', entityId: 'd', details: { 'k\u0000': 1 } }), 400, 'invalid_payload', 'NUL in a key')
+    isError(
+      t,
+      await api.call('POST', `/api/issues/${issue.id}/interactions`, { kind: 'request_confirmation', payload: { prompt: 'ok', note: 'x\u0000' } }),
+      400,
+      'invalid_payload',
+      'NUL deep in a payload',
+    )
+    isError(
+      t,
+      await api.call('POST', `/api/squads/${s.squadId}/activity`, { actorId: 'a', action: 'b', entityType: 'c', entityId: 'd', details: { 'k\u0000': 1 } }),
+      400,
+      'invalid_payload',
+      'NUL in a key',
+    )
     isError(t, await api.call('GET', `/api/squads/${s.squadId}/issues?q=a%00b`), 400, 'invalid_payload', 'NUL in a query string')
 
     // Size and media type.
@@ -155,7 +172,16 @@ eachBackend(t, 'bad input', async (t, api) => {
 
     // Huge or malformed query values: 400, never 500.
     const huge = 'x'.repeat(10_000)
-    for (const q of [`q=${huge}`, `status=${'todo,'.repeat(200)}todo`, `assigneeAgentId=${huge}`, `projectId=${huge}`, 'limit=99999999999999999999999', 'limit=1e400', 'offset=huge', `limit=${huge}`]) {
+    for (const q of [
+      `q=${huge}`,
+      `status=${'todo,'.repeat(200)}todo`,
+      `assigneeAgentId=${huge}`,
+      `projectId=${huge}`,
+      'limit=99999999999999999999999',
+      'limit=1e400',
+      'offset=huge',
+      `limit=${huge}`,
+    ]) {
       isError(t, await api.call('GET', `/api/squads/${s.squadId}/issues?${q}`), 400, 'invalid_payload', `issues ?${q.slice(0, 30)}`)
     }
     for (const q of [`entityType=${huge}`, `entityId=${huge}`, `agentId=${huge}`, 'limit=-1']) {
@@ -166,7 +192,13 @@ eachBackend(t, 'bad input', async (t, api) => {
     t.equal((await api.call('GET', `/api/squads/${s.squadId}/issues?unknown=1&q=target`)).body.issues.length, 1, 'unknown query parameters are ignored')
 
     // No route.
-    for (const [method, url] of [['GET', '/api/nope'], ['GET', '/api'], ['PUT', '/api/squads'], ['POST', `/api/issues/${issue.id}/explode`], ['GET', '/']]) {
+    for (const [method, url] of [
+      ['GET', '/api/nope'],
+      ['GET', '/api'],
+      ['PUT', '/api/squads'],
+      ['POST', `/api/issues/${issue.id}/explode`],
+      ['GET', '/'],
+    ]) {
       isError(t, await api.call(method!, url!), 404, 'not_found', `no route ${method} ${url}`)
     }
   })

@@ -21,17 +21,19 @@ eachBackend(
     const agentSecret = await secret('agent token', 'agent-value-7f3a91')
     const routineSecret = await secret('deploy key', 'routine-value-c02d44')
     const names = ['AGENT_TOKEN', 'DEPLOY_KEY', 'PLAIN_ROUTINE', 'AGENT_PLAIN']
-    const agent = (await api.call('POST', `/api/squads/${squad.id}/agents`, {
-      name: 'binder',
-      role: 'general',
-      adapterType: 'process',
-      adapterConfig: {
-        command: process.execPath,
-        args: [script, 'env', out, ...names],
-        timeoutSec: 120,
-        env: { AGENT_TOKEN: { type: 'secret_ref', secretId: agentSecret.id, version: 'latest' }, AGENT_PLAIN: 'a' },
-      },
-    })).body.agent
+    const agent = (
+      await api.call('POST', `/api/squads/${squad.id}/agents`, {
+        name: 'binder',
+        role: 'general',
+        adapterType: 'process',
+        adapterConfig: {
+          command: process.execPath,
+          args: [script, 'env', out, ...names],
+          timeoutSec: 120,
+          env: { AGENT_TOKEN: { type: 'secret_ref', secretId: agentSecret.id, version: 'latest' }, AGENT_PLAIN: 'a' },
+        },
+      })
+    ).body.agent
     const created = await api.call('POST', `/api/squads/${squad.id}/routines`, {
       title: 'Deploy',
       assigneeAgentId: agent.id,
@@ -50,7 +52,11 @@ eachBackend(
     t.equal(runs.length, 1, 'one heartbeat run for the routine issue')
     const run = await finished(api.call, runs[0].id)
     t.equal(run.status, 'succeeded', run.error ?? run.outputTail ?? '')
-    t.same(JSON.parse(readFileSync(out, 'utf8')), { AGENT_TOKEN: 'agent-value-7f3a91', DEPLOY_KEY: 'routine-value-c02d44', PLAIN_ROUTINE: 'r', AGENT_PLAIN: 'a' }, 'both bindings and both plain values reached the agent')
+    t.same(
+      JSON.parse(readFileSync(out, 'utf8')),
+      { AGENT_TOKEN: 'agent-value-7f3a91', DEPLOY_KEY: 'routine-value-c02d44', PLAIN_ROUTINE: 'r', AGENT_PLAIN: 'a' },
+      'both bindings and both plain values reached the agent',
+    )
 
     const events = async (id: string) => (await api.call('GET', `/api/secrets/${id}/access-events`)).body
     const agentEvents = JSON.stringify(await events(agentSecret.id))

@@ -32,7 +32,11 @@ eachBackend(t, 'squad budget: thresholds once per crossing, hard stop blocks che
   await cost(api, squadId, { agentId, costCents: 1 })
   await cost(api, squadId, { agentId, costCents: 50 })
   let crossed = await actions(api, squadId, 'budget.')
-  t.same(crossed.map((a: { action: string }) => a.action), ['budget.soft_threshold_crossed'], '80% crossed once')
+  t.same(
+    crossed.map((a: { action: string }) => a.action),
+    ['budget.soft_threshold_crossed'],
+    '80% crossed once',
+  )
   t.match(crossed[0], { entityType: 'squad', entityId: squadId, details: { scopeType: 'squad', metric: 'cents', level: 'soft', thresholdPercent: 80, limit: 1000, observed: 800 } })
   t.equal((await api.call('POST', `/api/issues/${issue}/checkout`, { agentId, expectedStatuses: ['todo', 'in_progress'] }, agentToken)).status, 200, 'a warning does not block')
   await api.call('POST', `/api/issues/${issue}/release`, undefined, agentToken)
@@ -40,7 +44,11 @@ eachBackend(t, 'squad budget: thresholds once per crossing, hard stop blocks che
   await cost(api, squadId, { agentId, costCents: 150 })
   await cost(api, squadId, { agentId, costCents: 10 })
   crossed = await actions(api, squadId, 'budget.')
-  t.same(crossed.map((a: { action: string }) => a.action), ['budget.soft_threshold_crossed', 'budget.hard_threshold_crossed'], '100% crossed once')
+  t.same(
+    crossed.map((a: { action: string }) => a.action),
+    ['budget.soft_threshold_crossed', 'budget.hard_threshold_crossed'],
+    '100% crossed once',
+  )
   t.match(crossed[1].details, { level: 'hard', limit: 1000, observed: 1000 })
 
   const refused = await api.call('POST', `/api/issues/${issue}/checkout`, { agentId, expectedStatuses: ['todo', 'in_progress'] }, agentToken)
@@ -61,11 +69,18 @@ eachBackend(t, 'squad budget: thresholds once per crossing, hard stop blocks che
   t.equal((await api.call('GET', `/api/squads/${squadId}/dashboard`)).body.budgets.activeIncidents, 0)
   t.equal((await api.call('POST', `/api/issues/${issue}/checkout`, { agentId, expectedStatuses: ['todo', 'in_progress'] }, agentToken)).status, 200)
   await cost(api, squadId, { agentId, costCents: 600 })
-  t.same((await actions(api, squadId, 'budget.')).map((a: { details: { limit: number } }) => a.details.limit), [1000, 1000, 2000])
+  t.same(
+    (await actions(api, squadId, 'budget.')).map((a: { details: { limit: number } }) => a.details.limit),
+    [1000, 1000, 2000],
+  )
 
   // Lowering the limit under the spend crosses both thresholds at once.
   await api.call('PATCH', `/api/squads/${squadId}/budgets`, { budgetMonthlyCents: 100 })
-  t.same((await actions(api, squadId, 'budget.')).slice(3).map((a: { action: string }) => a.action), ['budget.hard_threshold_crossed'], 'the open soft incident stays; the hard one is new')
+  t.same(
+    (await actions(api, squadId, 'budget.')).slice(3).map((a: { action: string }) => a.action),
+    ['budget.hard_threshold_crossed'],
+    'the open soft incident stays; the hard one is new',
+  )
 
   // null removes the limit.
   const removed = await api.call('PATCH', `/api/squads/${squadId}/budgets`, { budgetMonthlyCents: null })
@@ -107,7 +122,13 @@ eachBackend(t, 'agent budget: a cost event that pushes the agent over pauses it;
   t.equal((await api.call('POST', `/api/agents/${agentId}/resume`)).body.code, 'budget_exhausted', 'resuming by hand needs a budget first')
 
   const crossed = await actions(api, squadId, 'budget.')
-  t.same(crossed.map((a: { action: string; entityId: string }) => [a.action, a.entityId]), [['budget.soft_threshold_crossed', agentId], ['budget.hard_threshold_crossed', agentId]])
+  t.same(
+    crossed.map((a: { action: string; entityId: string }) => [a.action, a.entityId]),
+    [
+      ['budget.soft_threshold_crossed', agentId],
+      ['budget.hard_threshold_crossed', agentId],
+    ],
+  )
   const paused = await actions(api, squadId, 'agent.paused')
   t.equal(paused.length, 1)
   t.match(paused[0], { actorType: 'system', details: { reason: 'budget' } })
@@ -117,7 +138,10 @@ eachBackend(t, 'agent budget: a cost event that pushes the agent over pauses it;
   const overview = (await api.call('GET', `/api/squads/${squadId}/budgets/overview`, undefined, agentToken)).body
   t.match(overview.agents, [{ agentId, budgetMonthlyCents: 100, spentMonthlyCents: 155, percentUsed: 155, status: 'paused', pauseReason: 'budget' }])
   t.equal((await api.call('GET', `/api/squads/${squadId}/dashboard`)).body.budgets.pausedAgents, 1)
-  const upsert = (await outboxRows(api)).filter((r) => r.entityType === 'agent').map((r) => r.payload).at(-1)
+  const upsert = (await outboxRows(api))
+    .filter((r) => r.entityType === 'agent')
+    .map((r) => r.payload)
+    .at(-1)
   t.match(upsert, { status: 'paused', budgetMonthlyCents: 100, spentMonthlyCents: 150 }, 'the pause reaches the tower with the spend at that moment')
 
   const raised = await api.call('PATCH', `/api/agents/${agentId}/budgets`, { budgetMonthlyCents: 1000 })
@@ -147,12 +171,18 @@ eachBackend(t, 'project budget: the project pauses when its spend reaches budget
   t.ok(paused.pausedAt)
   const refused = await api.call('POST', `/api/issues/${a}/checkout`, { agentId }, agentToken)
   t.equal(refused.body.code, 'project_paused')
-  t.same((await actions(api, squadId, 'budget.')).map((x: { action: string; entityType: string }) => [x.action, x.entityType]), [
-    ['budget.soft_threshold_crossed', 'project'],
-    ['budget.hard_threshold_crossed', 'project'],
-  ])
+  t.same(
+    (await actions(api, squadId, 'budget.')).map((x: { action: string; entityType: string }) => [x.action, x.entityType]),
+    [
+      ['budget.soft_threshold_crossed', 'project'],
+      ['budget.hard_threshold_crossed', 'project'],
+    ],
+  )
   t.equal((await api.call('GET', `/api/squads/${squadId}/dashboard`)).body.budgets.pausedProjects, 1)
-  const upsert = (await outboxRows(api)).filter((r) => r.entityType === 'project').map((r) => r.payload).at(-1)
+  const upsert = (await outboxRows(api))
+    .filter((r) => r.entityType === 'project')
+    .map((r) => r.payload)
+    .at(-1)
   t.equal(upsert?.status, 'paused')
 
   const unpause = await api.call('PATCH', `/api/projects/${project.id}`, { pauseReason: null })
@@ -187,10 +217,13 @@ eachBackend(t, 'token ceilings; concurrent cost events give exact totals and one
   await cost(api, squadId, { agentId: bob.id, costCents: 0, inputTokens: 900, cachedInputTokens: 50, outputTokens: 100, billingType: 'subscription_included' })
   const bobNow = (await api.call('GET', `/api/agents/${bob.id}`)).body.agent
   t.equal(bobNow.pauseReason, 'budget', 'the agent token ceiling pauses the agent')
-  t.same((await actions(api, squadId, 'budget.')).map((a: { details: { metric: string; level: string; scopeType: string } }) => [a.details.scopeType, a.details.metric, a.details.level]), [
-    ['agent', 'tokens', 'soft'],
-    ['agent', 'tokens', 'hard'],
-  ])
+  t.same(
+    (await actions(api, squadId, 'budget.')).map((a: { details: { metric: string; level: string; scopeType: string } }) => [a.details.scopeType, a.details.metric, a.details.level]),
+    [
+      ['agent', 'tokens', 'soft'],
+      ['agent', 'tokens', 'hard'],
+    ],
+  )
 
   await cost(api, squadId, { agentId, costCents: 3, inputTokens: 9_000, outputTokens: 0, billingType: 'subscription_overage' })
   const refused = await api.call('POST', `/api/issues/${issue}/checkout`, { agentId }, agentToken)
@@ -203,14 +236,14 @@ eachBackend(t, 'token ceilings; concurrent cost events give exact totals and one
 
   // Concurrent cost events: exact totals and one entry per crossing.
   {
-  const { squadId, agentId } = await api.seed('Concurrent')
-  await api.call('PATCH', `/api/squads/${squadId}/budgets`, { budgetMonthlyCents: 100 })
-  const results = await Promise.all(Array.from({ length: 30 }, () => cost(api, squadId, { agentId, costCents: 5, inputTokens: 3 })))
-  t.same([...new Set(results.map((r) => r.status))], [201])
-  const summary = (await api.call('GET', `/api/squads/${squadId}/costs/summary`)).body.summary
-  t.match(summary, { totalCents: 150, inputTokens: 90, events: 30 })
-  const crossed = await actions(api, squadId, 'budget.')
-  t.same(crossed.map((a: { action: string }) => a.action).sort(), ['budget.hard_threshold_crossed', 'budget.soft_threshold_crossed'])
-  t.same(crossed.map((a: { details: { observed: number } }) => a.details.observed).sort(), [100, 80], 'each recorded by the event that crossed it')
+    const { squadId, agentId } = await api.seed('Concurrent')
+    await api.call('PATCH', `/api/squads/${squadId}/budgets`, { budgetMonthlyCents: 100 })
+    const results = await Promise.all(Array.from({ length: 30 }, () => cost(api, squadId, { agentId, costCents: 5, inputTokens: 3 })))
+    t.same([...new Set(results.map((r) => r.status))], [201])
+    const summary = (await api.call('GET', `/api/squads/${squadId}/costs/summary`)).body.summary
+    t.match(summary, { totalCents: 150, inputTokens: 90, events: 30 })
+    const crossed = await actions(api, squadId, 'budget.')
+    t.same(crossed.map((a: { action: string }) => a.action).sort(), ['budget.hard_threshold_crossed', 'budget.soft_threshold_crossed'])
+    t.same(crossed.map((a: { details: { observed: number } }) => a.details.observed).sort(), [100, 80], 'each recorded by the event that crossed it')
   }
 })

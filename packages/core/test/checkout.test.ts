@@ -55,7 +55,7 @@ eachBackend(t, 'checkout', async (t, api) => {
     isError(t, await checkout(free.id, { agentId: bob.id }, s.agentToken), 403, 'forbidden', 'an agent checks out only for itself')
     const other = await api.seed('Other')
     isError(t, await checkout(free.id, { agentId: other.agentId }), 404, 'not_found', 'an agent of another squad')
-    isError(t, await checkout(free.id, { agentId: other.agentId }, other.agentToken), 404, 'not_found', 'another squad\'s agent key')
+    isError(t, await checkout(free.id, { agentId: other.agentId }, other.agentToken), 404, 'not_found', "another squad's agent key")
     isError(t, await checkout(free.id, { agentId: unknownId }), 404, 'not_found', 'unknown agent')
     isError(t, await checkout(free.id, { agentId: 'bob' }), 400, 'invalid_payload', 'agentId not a UUID')
     isError(t, await checkout(free.id, {}), 400, 'invalid_payload', 'agentId missing')
@@ -93,11 +93,15 @@ eachBackend(t, 'checkout', async (t, api) => {
     await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: s.agentId }, s.agentToken)
     isError(t, await api.call('POST', `/api/issues/${issue.id}/release`, undefined, bob.token), 403, 'forbidden', 'another agent releases')
     const other = await api.seed('Other')
-    isError(t, await api.call('POST', `/api/issues/${issue.id}/release`, undefined, other.agentToken), 404, 'not_found', 'another squad\'s agent')
+    isError(t, await api.call('POST', `/api/issues/${issue.id}/release`, undefined, other.agentToken), 404, 'not_found', "another squad's agent")
     const res = await api.call('POST', `/api/issues/${issue.id}/release`, undefined, s.agentToken)
     t.equal(res.status, 200)
     t.same(Object.keys(res.body), ['issue'])
-    t.same([res.body.issue.status, res.body.issue.checkoutAgentId, res.body.issue.checkedOutAt, res.body.issue.assigneeAgentId], ['in_progress', null, null, s.agentId], 'status unchanged, checkout cleared')
+    t.same(
+      [res.body.issue.status, res.body.issue.checkoutAgentId, res.body.issue.checkedOutAt, res.body.issue.assigneeAgentId],
+      ['in_progress', null, null, s.agentId],
+      'status unchanged, checkout cleared',
+    )
     t.equal((await activityOf(api, s.squadId, `entityId=${issue.id}`))[0].action, 'issue.released')
     const idle = await api.call('POST', `/api/issues/${issue.id}/release`, undefined, s.agentToken)
     t.same([idle.status, idle.body.issue.checkoutAgentId], [200, null], 'releasing an unowned issue is a no-op')
@@ -106,7 +110,7 @@ eachBackend(t, 'checkout', async (t, api) => {
     isError(t, await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: bob.id }, bob.token), 422, 'invalid_state', 'in_progress is not a default checkout status')
     t.equal((await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: bob.id, expectedStatuses: ['in_progress'] }, bob.token)).status, 200)
     const byOp = await api.call('POST', `/api/issues/${issue.id}/release`)
-    t.same([byOp.status, byOp.body.issue.checkoutAgentId, byOp.body.issue.status], [200, null, 'in_progress'], 'an Operator releases anyone\'s checkout')
+    t.same([byOp.status, byOp.body.issue.checkoutAgentId, byOp.body.issue.status], [200, null, 'in_progress'], "an Operator releases anyone's checkout")
     isError(t, await api.call('POST', `/api/issues/${unknownId}/release`), 404, 'not_found', 'unknown issue')
     isError(t, await api.call('POST', '/api/issues/xyz/release'), 404, 'not_found', 'malformed id')
   })
@@ -145,7 +149,11 @@ eachBackend(t, 'checkout', async (t, api) => {
     const checkedOut = (await activityOf(api, s.squadId, 'limit=200')).filter((e) => e.action === 'issue.checked_out')
     t.same(checkedOut.map((e) => e.entityId).sort(), [...fine.map((i) => i.id), held.id].sort(), 'one activity entry per checkout made (and the earlier one of the held issue)')
     t.same(
-      [(await api.call('GET', `/api/issues/${done.id}`)).body.issue.status, (await api.call('GET', `/api/issues/${forCarl.id}`)).body.issue.status, (await api.call('GET', `/api/issues/${held.id}`)).body.issue.checkoutAgentId],
+      [
+        (await api.call('GET', `/api/issues/${done.id}`)).body.issue.status,
+        (await api.call('GET', `/api/issues/${forCarl.id}`)).body.issue.status,
+        (await api.call('GET', `/api/issues/${held.id}`)).body.issue.checkoutAgentId,
+      ],
       ['done', 'todo', bob.id],
       'the refused ones are unchanged',
     )
@@ -160,7 +168,11 @@ eachBackend(t, 'checkout', async (t, api) => {
     for (let i = 0; i < 40; i++) all.push(await addIssue(api, s.squadId, { title: `wave ${i}`, status: statuses[(i * 7) % 4] }))
     // Over HTTP, 40 at once: several batches in flight together.
     const results = await Promise.all(all.map((i) => api.call('POST', `/api/issues/${i.id}/checkout`, { agentId: s.agentId }, s.agentToken)))
-    t.same(results.map((r) => r.status), all.map(() => 200), 'every checkout answered 200')
+    t.same(
+      results.map((r) => r.status),
+      all.map(() => 200),
+      'every checkout answered 200',
+    )
     const listed = (await api.call('GET', `/api/squads/${s.squadId}/issues?status=in_progress&limit=100`)).body
     t.equal((listed.issues ?? listed).length, 40, 'all 40 in progress')
   })
@@ -175,7 +187,10 @@ eachBackend(t, 'checkout', async (t, api) => {
     const losers = results.filter((r) => r.status === 409)
     t.equal(winners.length, 1, 'exactly one 200')
     t.equal(losers.length, 19, '19 × 409')
-    t.ok(losers.every((r) => r.body.code === 'issue_checked_out'), 'every loser: issue_checked_out')
+    t.ok(
+      losers.every((r) => r.body.code === 'issue_checked_out'),
+      'every loser: issue_checked_out',
+    )
     const winner = winners[0]!.body.issue.checkoutAgentId
     const stored = (await api.call('GET', `/api/issues/${issue.id}`)).body.issue
     t.same([stored.checkoutAgentId, stored.assigneeAgentId, stored.status], [winner, winner, 'in_progress'], 'the stored owner is the winner')
@@ -202,7 +217,10 @@ eachBackend(t, 'checkout: contenders for an issue another agent holds are refuse
   // A race: exactly one winner, whatever the order.
   const raced = await Promise.all(agents.slice(0, 4).map((_, i) => checkout(i)))
   t.equal(raced.filter((r) => r.status === 200).length, 1, 'one winner')
-  t.same(raced.filter((r) => r.status !== 200).map((r) => r.body.code), ['issue_checked_out', 'issue_checked_out', 'issue_checked_out'])
+  t.same(
+    raced.filter((r) => r.status !== 200).map((r) => r.body.code),
+    ['issue_checked_out', 'issue_checked_out', 'issue_checked_out'],
+  )
   const winner = raced.findIndex((r) => r.status === 200)
 
   // Later contenders: this node knows who holds it, so each refusal is one read.

@@ -29,7 +29,15 @@ for (const backend of backends) {
     const legacyToken = 'slaw_op_chosen_by_a_human_0001'
     const other = 'slaw_op_chosen_restart_key_0002'
     const instance = await createInstance({ storage, operatorKey: other, masterKey: testMasterKey, adapters: testAdapters, logger: false, jobs: false })
-    const legacy = await storage.keys.insert({ id: '01a2016d-4579-7b3a-99bd-85bf68260201', kind: 'operator', name: bootstrapName, agentId: null, squadId: null, tokenHash: sha256(legacyToken), expiresAt: null })
+    const legacy = await storage.keys.insert({
+      id: '01a2016d-4579-7b3a-99bd-85bf68260201',
+      kind: 'operator',
+      name: bootstrapName,
+      agentId: null,
+      squadId: null,
+      tokenHash: sha256(legacyToken),
+      expiresAt: null,
+    })
     const api = await makeApi(instance, backend.name)
     t.equal((await api.call('GET', '/api/squads', undefined, legacyToken)).status, 200, 'the legacy key works')
     const after = (await storage.keys.listOperatorKeys()).find((k) => k.id === legacy.id)!
@@ -46,7 +54,15 @@ for (const backend of backends) {
     const { storage, dispose } = await backend.create()
     t.teardown(dispose)
     await storage.migrate()
-    const legacy = await storage.keys.insert({ id: '01a2016d-4579-7b3a-99bd-85bf68260202', kind: 'operator', name: bootstrapName, agentId: null, squadId: null, tokenHash: sha256(operatorToken), expiresAt: null })
+    const legacy = await storage.keys.insert({
+      id: '01a2016d-4579-7b3a-99bd-85bf68260202',
+      kind: 'operator',
+      name: bootstrapName,
+      agentId: null,
+      squadId: null,
+      tokenHash: sha256(operatorToken),
+      expiresAt: null,
+    })
     const instance = await createInstance({ storage, operatorKey: operatorToken, masterKey: testMasterKey, adapters: testAdapters, logger: false, jobs: false })
     const rows = await storage.keys.listOperatorKeys()
     t.equal(rows.length, 1, 'no second row')

@@ -22,7 +22,21 @@ eachBackend(
     const run = await finished(api.call, queued[0].id)
     t.equal(run.status, 'succeeded', run.error ?? '')
     t.equal(run.summary, 'Fixed the bug and commented on the issue.', "the summary is the CLI's final text")
-    t.match(run.usage, { inputTokens: 1500, cachedInputTokens: 30000, cacheWriteTokens: 2000, outputTokens: 800, costCents: 12, costStatus: 'reported', unpricedTokens: 0, provider: 'anthropic', billingType: 'subscription_included' }, 'per-model usage summed, cost as reported')
+    t.match(
+      run.usage,
+      {
+        inputTokens: 1500,
+        cachedInputTokens: 30000,
+        cacheWriteTokens: 2000,
+        outputTokens: 800,
+        costCents: 12,
+        costStatus: 'reported',
+        unpricedTokens: 0,
+        provider: 'anthropic',
+        billingType: 'subscription_included',
+      },
+      'per-model usage summed, cost as reported',
+    )
     t.equal(run.errorCode, null)
     t.ok(run.sessionId, 'the run names its session')
     const [first] = calls(dir)
@@ -30,11 +44,19 @@ eachBackend(
     t.ok(first!.argv.includes('You are ada, the backend engineer.'), "the agent's prompt is the system prompt")
     t.equal(first!.env.SVC_RUN_ID, run.id, 'the wake environment reaches the CLI')
     const events = (await api.call('GET', `/api/squads/${squad.id}/costs/by-agent`)).body.agents
-    t.same(events.map((a: { agentId: string; costCents: number; events: number }) => [a.agentId, a.costCents, a.events]), [[ada.id, 12, 2]], 'one cost event per model')
+    t.same(
+      events.map((a: { agentId: string; costCents: number; events: number }) => [a.agentId, a.costCents, a.events]),
+      [[ada.id, 12, 2]],
+      'one cost event per model',
+    )
 
     const state = (await api.call('GET', `/api/agents/${ada.id}/runtime-state`)).body.runtimeState
     const saved = Object.values(state.state.sessions as Record<string, { sessionId: string; adapterType: string; cwd: string; model: string }>)
-    t.same(saved.map((s) => [s.sessionId, s.adapterType, s.cwd, s.model]), [[run.sessionId, 'claude_local', dir, 'claude-sonnet-4-5']], 'saved under agent, adapter type, cwd and model')
+    t.same(
+      saved.map((s) => [s.sessionId, s.adapterType, s.cwd, s.model]),
+      [[run.sessionId, 'claude_local', dir, 'claude-sonnet-4-5']],
+      'saved under agent, adapter type, cwd and model',
+    )
 
     const second = await wake(api, ada.id, issue.id)
     t.equal(second.status, 'succeeded')
@@ -49,7 +71,11 @@ eachBackend(
     t.ok(all[2]!.argv.includes('--resume') && !all[3]!.argv.includes('--resume'), 'resumed first, then fresh')
     t.not(third.sessionId, run.sessionId)
     const after = (await api.call('GET', `/api/agents/${ada.id}/runtime-state`)).body.runtimeState
-    t.same(Object.values(after.state.sessions).map((s: any) => s.sessionId), [third.sessionId], 'the new session replaced the lost one')
+    t.same(
+      Object.values(after.state.sessions).map((s: any) => s.sessionId),
+      [third.sessionId],
+      'the new session replaced the lost one',
+    )
 
     // A different model is another key: no resume.
     await api.call('PATCH', `/api/agents/${ada.id}`, { adapterConfig: { command: claude, cwd: dir, model: 'claude-opus-4-1', env: { STANDIN_DIR: dir } } })
@@ -63,7 +89,14 @@ eachBackend(
 
     const check = await api.call('POST', `/api/agents/${ada.id}/check-environment`)
     t.equal(check.status, 200)
-    t.same(check.body.environment.checks.slice(0, 3).map((c: { name: string; status: string }) => [c.name, c.status]), [['cwd', 'ok'], ['command', 'ok'], ['version', 'ok']])
+    t.same(
+      check.body.environment.checks.slice(0, 3).map((c: { name: string; status: string }) => [c.name, c.status]),
+      [
+        ['cwd', 'ok'],
+        ['command', 'ok'],
+        ['version', 'ok'],
+      ],
+    )
   },
   adapters,
 )

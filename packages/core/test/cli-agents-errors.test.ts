@@ -21,7 +21,11 @@ eachBackend(
 
     const limitedDir = mkdtempSync(join(tmpdir(), 'slaw-cli-limit-'))
     const reset = Math.floor(Date.now() / 1000) + 3
-    const limited = await agent(api, squad.id, 'limited', 'claude_local', { command: claude, cwd: limitedDir, env: { STANDIN_DIR: limitedDir, STANDIN_SEQUENCE: 'rate_limit,success', STANDIN_RESET_EPOCH: String(reset) } })
+    const limited = await agent(api, squad.id, 'limited', 'claude_local', {
+      command: claude,
+      cwd: limitedDir,
+      env: { STANDIN_DIR: limitedDir, STANDIN_SEQUENCE: 'rate_limit,success', STANDIN_RESET_EPOCH: String(reset) },
+    })
     const first = await wake(api, limited.id)
     t.match(first, { status: 'failed', errorCode: 'transient_upstream', retryAttempt: 0 })
     t.equal(new Date(first.retryNotBefore).getTime(), reset * 1000, 'retryNotBefore is the reset time the CLI named')
@@ -40,7 +44,10 @@ eachBackend(
     t.same(bad.body.details.map((d: { path: string }) => d.path).sort(), ['/adapterConfig/cwd', '/adapterConfig/maxTurns', '/adapterConfig/model'])
     const badCodex = await api.call('POST', `/api/squads/${squad.id}/agents`, { name: 'badc', role: 'x', adapterType: 'codex_local', adapterConfig: { cwd: dir, extraArgs: 'x' } })
     t.equal(badCodex.status, 400)
-    t.same(badCodex.body.details.map((d: { path: string }) => d.path), ['/adapterConfig/extraArgs'])
+    t.same(
+      badCodex.body.details.map((d: { path: string }) => d.path),
+      ['/adapterConfig/extraArgs'],
+    )
 
     const proc = await agent(api, squad.id, 'proc', 'process', { command: process.execPath })
     const none = await api.call('POST', `/api/agents/${proc.id}/check-environment`)

@@ -13,8 +13,7 @@ const cookieOf = (setCookie: unknown): string => {
   const line = Array.isArray(setCookie) ? setCookie[0] : setCookie
   return String(line).split(';')[0]!
 }
-const rows = (api: { instance: { storage: unknown } }) =>
-  (api.instance.storage as { db: Kysely<any> }).db.selectFrom('consoleSessions').selectAll().execute()
+const rows = (api: { instance: { storage: unknown } }) => (api.instance.storage as { db: Kysely<any> }).db.selectFrom('consoleSessions').selectAll().execute()
 
 eachBackend(
   t,
@@ -41,7 +40,8 @@ eachBackend(
     t.same(session.json(), signIn.json())
     t.equal((await app.inject({ method: 'GET', url: '/api/squads', headers: { cookie } })).statusCode, 200, 'the cookie reads like an Operator key')
 
-    const create = (headers: Record<string, string>) => app.inject({ method: 'POST', url: '/api/squads', headers: { cookie, ...headers }, payload: { name: `Squad ${Math.random().toString(36).slice(2, 8)}` } })
+    const create = (headers: Record<string, string>) =>
+      app.inject({ method: 'POST', url: '/api/squads', headers: { cookie, ...headers }, payload: { name: `Squad ${Math.random().toString(36).slice(2, 8)}` } })
     t.equal((await create({ origin: 'http://localhost:80', host: 'localhost:80' })).statusCode, 201, 'a same-origin mutation passes')
     const noOrigin = await create({})
     t.equal(noOrigin.statusCode, 403)
@@ -76,7 +76,11 @@ eachBackend(
     clock += 1000
     t.equal((await app.inject({ method: 'GET', url: '/api/console/session', headers: { cookie: again } })).statusCode, 401, 'expired at 12 h')
     t.equal((await app.inject({ method: 'GET', url: '/api/squads', headers: { cookie: 'slaw_session=garbage' } })).statusCode, 401, 'a malformed cookie is 401')
-    t.equal((await app.inject({ method: 'GET', url: '/api/squads', headers: { cookie: again, authorization: `Bearer ${operatorToken}` } })).statusCode, 200, 'an Authorization header wins over the cookie')
+    t.equal(
+      (await app.inject({ method: 'GET', url: '/api/squads', headers: { cookie: again, authorization: `Bearer ${operatorToken}` } })).statusCode,
+      200,
+      'an Authorization header wins over the cookie',
+    )
   },
   () => ({ now: () => new Date(clock) }),
 )

@@ -26,16 +26,33 @@ t.test('GroupCommit: one commit per batch, results in order, a failed batch retr
   )
   // Writes submitted in one event-loop turn go together (at most maxBatch at a time).
   const first = gc.submit(1)
-  const rest = [2, -3, 4, 5, 6].map((n) => gc.submit(n).then((v) => ({ ok: v }), (e: Error) => ({ err: e.message })))
+  const rest = [2, -3, 4, 5, 6].map((n) =>
+    gc.submit(n).then(
+      (v) => ({ ok: v }),
+      (e: Error) => ({ err: e.message }),
+    ),
+  )
   const later = new Promise<unknown>((resolve) => setImmediate(() => resolve(gc.submit(7))))
   t.equal(await first, 10)
   t.same(await Promise.all(rest), [{ ok: 20 }, { err: 'bad -3' }, { ok: 40 }, { ok: 50 }, { ok: 60 }], 'each caller gets its own answer')
   t.equal(await later, 70)
-  t.same(batches, [[1, 2, -3, 4], [5, 6, 7]], 'one turn\'s writes went together, at most maxBatch at a time; what arrived meanwhile went next')
+  t.same(
+    batches,
+    [
+      [1, 2, -3, 4],
+      [5, 6, 7],
+    ],
+    "one turn's writes went together, at most maxBatch at a time; what arrived meanwhile went next",
+  )
 
   batches.length = 0
   failNext = true
-  const b = [8, 12, 13].map((n) => gc.submit(n).then((v) => ({ ok: v }), (e: Error) => ({ err: e.message })))
+  const b = [8, 12, 13].map((n) =>
+    gc.submit(n).then(
+      (v) => ({ ok: v }),
+      (e: Error) => ({ err: e.message }),
+    ),
+  )
   t.same(await Promise.all(b), [{ ok: 800 }, { ok: 1200 }, { err: 'alone failed' }], 'a batch that fails is retried item by item, so one bad write fails alone')
   t.same(batches, [[8, 12, 13]])
   const alone = gc.submit(13)
@@ -76,7 +93,11 @@ eachBackend(t, 'cost events reported at once share transactions and keep every p
   const theirs = Array.from({ length: 10 }, () => cost(api, other.squadId, { agentId: other.agentId, costCents: 3 }))
   const refused = [cost(api, squadId, { agentId: other.agentId, costCents: 1 }), cost(api, squadId, { agentId, costCents: 1 }, other.agentToken)]
   const results = await Promise.all([...mine, ...theirs, ...refused])
-  t.same(results.slice(0, 40).map((r) => r.status), Array(40).fill(201), 'every valid event is recorded')
+  t.same(
+    results.slice(0, 40).map((r) => r.status),
+    Array(40).fill(201),
+    'every valid event is recorded',
+  )
   t.equal(results[40]!.body.code, 'invalid_payload', 'an agent of another squad is refused')
   t.equal(results[41]!.status, 404, "another squad's key sees nothing")
   t.equal(new Set(results.slice(0, 40).map((r) => r.body.costEvent.id)).size, 40, 'distinct events')
@@ -88,7 +109,10 @@ eachBackend(t, 'cost events reported at once share transactions and keep every p
   const activity = (await api.call('GET', `/api/squads/${squadId}/activity?limit=500`)).body.activity as Array<{ action: string }>
   t.equal(activity.filter((a) => a.action === 'cost.recorded').length, 30, 'one activity entry per event')
   t.same(
-    activity.filter((a) => a.action.startsWith('budget.')).map((a) => a.action).sort(),
+    activity
+      .filter((a) => a.action.startsWith('budget.'))
+      .map((a) => a.action)
+      .sort(),
     ['budget.hard_threshold_crossed', 'budget.soft_threshold_crossed'],
     'each threshold is announced once, by the event that crossed it',
   )

@@ -8,7 +8,10 @@ eachBackend(t, 'cost status: unpriced events carry 0 cents beside the status, th
   const post = (body: Record<string, unknown>) => api.call('POST', `/api/squads/${squadId}/cost-events`, { agentId, model: 'gpt-5-codex', inputTokens: 100, outputTokens: 20, ...body })
   const lying = await post({ costCents: 5, costStatus: 'unpriced' })
   t.equal(lying.status, 400, 'an unpriced event with cents is refused')
-  t.same(lying.body.details?.map((d: { path: string }) => d.path), ['/costCents'])
+  t.same(
+    lying.body.details?.map((d: { path: string }) => d.path),
+    ['/costCents'],
+  )
   const unpriced = await post({ costCents: 0, costStatus: 'unpriced', cachedInputTokens: 30, cacheWriteTokens: 7, billingType: 'unknown' })
   t.equal(unpriced.status, 201, JSON.stringify(unpriced.body))
   t.match(unpriced.body.costEvent, { costCents: 0, costStatus: 'unpriced', cacheWriteTokens: 7, billingType: 'unknown' })

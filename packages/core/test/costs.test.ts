@@ -52,7 +52,16 @@ eachBackend(t, 'cost events: recorded in cents and tokens, attributed, reported 
   t.ok(Date.parse(e.occurredAt))
 
   const explicit = await api.call('POST', `/api/squads/${squadId}/cost-events`, {
-    agentId, model: 'my-model', inputTokens: 10, cachedInputTokens: 5, outputTokens: 1, costCents: 0, provider: 'Acme', biller: 'openrouter', billingType: 'subscription_included', billingCode: 'X',
+    agentId,
+    model: 'my-model',
+    inputTokens: 10,
+    cachedInputTokens: 5,
+    outputTokens: 1,
+    costCents: 0,
+    provider: 'Acme',
+    biller: 'openrouter',
+    billingType: 'subscription_included',
+    billingCode: 'X',
   })
   t.equal(explicit.status, 201, 'an Operator records for any agent of the squad')
   t.match(explicit.body.costEvent, { provider: 'acme', biller: 'openrouter', billingType: 'subscription_included', billingCode: 'X', issueId: null, projectId: null })
@@ -90,11 +99,22 @@ eachBackend(t, 'cost events: bad input', async (t, api) => {
   const base = { agentId, model: 'gpt-4o', inputTokens: 1, outputTokens: 1, costCents: 1 }
   const post = (body: unknown, token?: string) => api.call('POST', `/api/squads/${squadId}/cost-events`, body, token)
 
-  for (const [field, value] of [['costCents', -1], ['costCents', 1.5], ['costCents', '5'], ['inputTokens', -3], ['outputTokens', 2.25], ['cachedInputTokens', -1], ['inputTokens', null]] as const) {
+  for (const [field, value] of [
+    ['costCents', -1],
+    ['costCents', 1.5],
+    ['costCents', '5'],
+    ['inputTokens', -3],
+    ['outputTokens', 2.25],
+    ['cachedInputTokens', -1],
+    ['inputTokens', null],
+  ] as const) {
     const r = await post({ ...base, [field]: value })
     t.equal(r.status, 400, `${field}=${JSON.stringify(value)}`)
     t.equal(r.body.code, 'invalid_payload')
-    t.ok(r.body.details.some((d: { path: string }) => d.path === `/${field}`), `${field} named in details`)
+    t.ok(
+      r.body.details.some((d: { path: string }) => d.path === `/${field}`),
+      `${field} named in details`,
+    )
   }
   t.equal((await post({ ...base, billingType: 'free' })).status, 400)
   t.equal((await post({ ...base, model: '  ' })).status, 400)
@@ -137,19 +157,38 @@ eachBackend(t, 'cost reads: summary, by agent, by provider, windows, quota windo
   const byAgent = (await api.call('GET', `/api/squads/${squadId}/costs/by-agent`)).body
   t.same(
     byAgent.agents.map((a: Record<string, unknown>) => [a.name, a.costCents, a.inputTokens, a.outputTokens]),
-    [['alice', 345, 120, 12], ['bob', 5, 1007, 503]],
+    [
+      ['alice', 345, 120, 12],
+      ['bob', 5, 1007, 503],
+    ],
     'sorted by spend',
   )
   const byProvider = (await api.call('GET', `/api/squads/${squadId}/costs/by-provider`)).body.providers
-  t.same(byProvider.map((p: Record<string, unknown>) => [p.provider, p.costCents, p.events]), [['anthropic', 305, 3], ['openai', 45, 1]])
+  t.same(
+    byProvider.map((p: Record<string, unknown>) => [p.provider, p.costCents, p.events]),
+    [
+      ['anthropic', 305, 3],
+      ['openai', 45, 1],
+    ],
+  )
 
   const windows = (await api.call('GET', `/api/squads/${squadId}/costs/window-spend`)).body.windows
-  t.same(windows.map((w: { window: string; hours: number }) => [w.window, w.hours]), [['5h', 5], ['24h', 24], ['7d', 168]])
+  t.same(
+    windows.map((w: { window: string; hours: number }) => [w.window, w.hours]),
+    [
+      ['5h', 5],
+      ['24h', 24],
+      ['7d', 168],
+    ],
+  )
   for (const w of windows) {
     t.equal(w.costCents, 350, `${w.window} holds every recent event`)
     t.equal(w.events, 4)
     t.equal(w.subscriptionTokens, 1500)
-    t.same(w.providers.map((p: { provider: string }) => p.provider), ['anthropic', 'openai'])
+    t.same(
+      w.providers.map((p: { provider: string }) => p.provider),
+      ['anthropic', 'openai'],
+    )
     t.ok(Date.parse(w.endsAt) - Date.parse(w.startsAt) === w.hours * 3_600_000)
   }
 

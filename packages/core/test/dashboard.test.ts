@@ -17,7 +17,16 @@ eachBackend(t, 'dashboard: an empty squad', async (t, api) => {
     squadId,
     agents: { active: 1, running: 0, paused: 0, error: 0 },
     tasks: { open: 0, inProgress: 0, blocked: 0, done: 0 },
-    costs: { monthSpendCents: 0, monthBudgetCents: null, monthUtilizationPercent: 0, monthInputTokens: 0, monthCachedInputTokens: 0, monthCacheWriteTokens: 0, monthOutputTokens: 0, monthUnpricedTokens: 0 },
+    costs: {
+      monthSpendCents: 0,
+      monthBudgetCents: null,
+      monthUtilizationPercent: 0,
+      monthInputTokens: 0,
+      monthCachedInputTokens: 0,
+      monthCacheWriteTokens: 0,
+      monthOutputTokens: 0,
+      monthUnpricedTokens: 0,
+    },
     pendingApprovals: 0,
     budgets: { activeIncidents: 0, pendingApprovals: 0, pausedAgents: 0, pausedProjects: 0 },
     // Heartbeat runs are not stored yet: 14 dated rows of zeros, oldest first, today last.

@@ -23,7 +23,12 @@ async function embedded(t: Test, backend: (typeof backends)[number], extra: Part
     await dispose()
   })
   const squad = await instance.services.squads.create(host, { name: `Host ${Math.random().toString(36).slice(2, 8)}` })
-  const agent = await instance.services.agents.create(host, squad.id, { name: 'ada', role: 'engineer', adapterType: 'process', adapterConfig: { command: process.execPath, args: ['-e', agentScript] } })
+  const agent = await instance.services.agents.create(host, squad.id, {
+    name: 'ada',
+    role: 'engineer',
+    adapterType: 'process',
+    adapterConfig: { command: process.execPath, args: ['-e', agentScript] },
+  })
   return { instance, squad, agent, lines }
 }
 
@@ -36,7 +41,10 @@ for (const backend of backends) {
     t.equal(run.status, 'succeeded', `the run ran without HTTP (${run.error ?? ''})`)
     const full = await instance.services.runs.get(host, run.id)
     t.match(full.outputTail, /api=none/, 'the agent got no SVC_API_URL: nothing serves the API')
-    t.ok(lines.some((l) => l.includes('without SVC_API_URL')), 'and the host was told why, once')
+    t.ok(
+      lines.some((l) => l.includes('without SVC_API_URL')),
+      'and the host was told why, once',
+    )
     t.equal((await instance.services.runs.waitFor(host, run.id)).id, run.id, 'waitFor on a finished run answers at once')
   })
 

@@ -42,9 +42,24 @@ t.test('registry entries are well-formed', async (t) => {
 
 t.test('the documented codes have the statuses docs/errors.md gives them', async (t) => {
   const decided: Record<string, number> = {
-    unauthorized: 401, forbidden: 403, not_found: 404, invalid_payload: 400, invalid_state: 422, rate_limited: 429, payload_too_large: 413,
-    issue_checked_out: 409, project_paused: 409, budget_exhausted: 409, tower_limit_reached: 409, slug_taken: 409, agent_name_taken: 409,
-    squad_archived: 409, revision_conflict: 409, skills_managed_by_tower: 409, agent_not_active: 409, sensitive_config_rejected: 400,
+    unauthorized: 401,
+    forbidden: 403,
+    not_found: 404,
+    invalid_payload: 400,
+    invalid_state: 422,
+    rate_limited: 429,
+    payload_too_large: 413,
+    issue_checked_out: 409,
+    project_paused: 409,
+    budget_exhausted: 409,
+    tower_limit_reached: 409,
+    slug_taken: 409,
+    agent_name_taken: 409,
+    squad_archived: 409,
+    revision_conflict: 409,
+    skills_managed_by_tower: 409,
+    agent_not_active: 409,
+    sensitive_config_rejected: 400,
     instance_not_enrolled: 403,
   }
   for (const [code, status] of Object.entries(decided)) t.equal((errorCodes as Record<string, { status: number }>)[code]?.status, status, code)

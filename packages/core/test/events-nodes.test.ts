@@ -46,16 +46,23 @@ t.test('events across two nodes on one PostgreSQL database', { skip: testDatabas
   t.ok(p99 < 1500, `node A -> node B: p50 ${latencies[10]!.toFixed(1)} ms, max ${p99.toFixed(1)} ms (bench/events.mjs measures p99)`)
 
   // Many writers on both nodes at once: transactions commit out of order.
-  const writes = await Promise.all(
-    Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).call('POST', `/api/squads/${s.squadId}/issues`, { title: `burst ${i}` })),
+  const writes = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).call('POST', `/api/squads/${s.squadId}/issues`, { title: `burst ${i}` })))
+  t.ok(
+    writes.every((w) => w.status === 201),
+    '60 issues created on two nodes at once',
   )
-  t.ok(writes.every((w) => w.status === 201), '60 issues created on two nodes at once')
   const all = await onB.next(80, 10_000)
   const created = new Set(writes.map((w) => w.body.issue.id as string))
   const streamed = all.slice(20).map((m) => m.data.entityId as string)
   t.equal(new Set(streamed).size, 60, 'no event doubled')
-  t.ok(streamed.every((id) => created.has(id)), 'and every one of them streamed')
-  t.ok(all.every((m, i) => i === 0 || compareEventCursors(all[i - 1]!.id!, m.id!) < 0), 'in feed order')
+  t.ok(
+    streamed.every((id) => created.has(id)),
+    'and every one of them streamed',
+  )
+  t.ok(
+    all.every((m, i) => i === 0 || compareEventCursors(all[i - 1]!.id!, m.id!) < 0),
+    'in feed order',
+  )
   await new Promise((r) => setTimeout(r, 200))
   t.equal(onB.messages.length, 80, 'nothing more')
 
@@ -66,7 +73,11 @@ t.test('events across two nodes on one PostgreSQL database', { skip: testDatabas
   const resumed = await openSse(addressA, path, operatorToken, { 'last-event-id': kept[29]!.id! })
   const rest = await resumed.next(50, 10_000)
   const union = [...kept, ...rest].map((m) => m.id!)
-  t.same(union, all.map((m) => m.id!), 'resumed on the other node: nothing missed or doubled')
+  t.same(
+    union,
+    all.map((m) => m.id!),
+    'resumed on the other node: nothing missed or doubled',
+  )
   resumed.close()
   onB.close()
 })
@@ -103,6 +114,10 @@ t.test('events across two nodes woken through Redis pub/sub', { skip: testDataba
     made.push((await a.call('POST', `/api/squads/${s.squadId}/issues`, { title: `r${i}` })).body.issue.id)
     await onB.next(i + 1, 3000)
   }
-  t.same(onB.messages.map((m) => m.data.entityId), made, 'node B streams node A\'s changes, in order')
+  t.same(
+    onB.messages.map((m) => m.data.entityId),
+    made,
+    "node B streams node A's changes, in order",
+  )
   onB.close()
 })

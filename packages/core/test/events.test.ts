@@ -6,82 +6,94 @@ import { openSse, type SseMessage } from './helpers/sse.js'
 const ids = (ms: SseMessage[]) => ms.map((m) => m.id!)
 const increasing = (list: string[]) => list.every((id, i) => i === 0 || compareEventCursors(list[i - 1]!, id) < 0)
 
-eachBackend(
-  t,
-  'events: a squad\'s changes as Server-Sent Events, in order, filtered, resumable',
-  async (t, api) => {
-    const address = await api.instance.listen({ port: 0 })
-    const s = await api.seed('Live')
-    const other = await api.seed('Elsewhere')
-    const path = `/api/squads/${s.squadId}/events`
+eachBackend(t, "events: a squad's changes as Server-Sent Events, in order, filtered, resumable", async (t, api) => {
+  const address = await api.instance.listen({ port: 0 })
+  const s = await api.seed('Live')
+  const other = await api.seed('Elsewhere')
+  const path = `/api/squads/${s.squadId}/events`
 
-    // Issue events only: the assignment also queues and runs a heartbeat (run.* events).
-    const stream = await openSse(address, `${path}?types=issue.*`, operatorToken)
-    t.equal(stream.status, 200)
-    t.match(stream.headers['content-type'], /^text\/event-stream/)
+  // Issue events only: the assignment also queues and runs a heartbeat (run.* events).
+  const stream = await openSse(address, `${path}?types=issue.*`, operatorToken)
+  t.equal(stream.status, 200)
+  t.match(stream.headers['content-type'], /^text\/event-stream/)
 
-    const issue = (await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'watched', assigneeAgentId: s.agentId })).body.issue
-    t.equal((await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: s.agentId }, s.agentToken)).status, 200)
-    t.equal((await api.call('POST', `/api/issues/${issue.id}/comments`, { body: 'on it' }, s.agentToken)).status, 201)
-    t.equal((await api.call('POST', `/api/issues/${issue.id}/release`, undefined, s.agentToken)).status, 200)
-    // Another squad's change is not this stream's.
-    await api.call('POST', `/api/squads/${other.squadId}/issues`, { title: 'not here' })
+  const issue = (await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'watched', assigneeAgentId: s.agentId })).body.issue
+  t.equal((await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: s.agentId }, s.agentToken)).status, 200)
+  t.equal((await api.call('POST', `/api/issues/${issue.id}/comments`, { body: 'on it' }, s.agentToken)).status, 201)
+  t.equal((await api.call('POST', `/api/issues/${issue.id}/release`, undefined, s.agentToken)).status, 200)
+  // Another squad's change is not this stream's.
+  await api.call('POST', `/api/squads/${other.squadId}/issues`, { title: 'not here' })
 
-    const got = await stream.next(4)
-    t.same(got.map((m) => m.event), ['issue.created', 'issue.checked_out', 'issue.commented', 'issue.released'], 'one event per change, in order')
-    t.ok(increasing(ids(got)), 'ids increase')
-    t.same(got.map((m) => m.data.type), got.map((m) => m.event), 'data carries its type')
-    t.equal(got[0]!.data.issueId, issue.id)
-    t.equal(got[0]!.data.squadId, s.squadId)
-    t.equal(got[0]!.data.id, got[0]!.id, 'data.id is the SSE id')
-    t.equal(got[1]!.data.agentId, s.agentId)
+  const got = await stream.next(4)
+  t.same(
+    got.map((m) => m.event),
+    ['issue.created', 'issue.checked_out', 'issue.commented', 'issue.released'],
+    'one event per change, in order',
+  )
+  t.ok(increasing(ids(got)), 'ids increase')
+  t.same(
+    got.map((m) => m.data.type),
+    got.map((m) => m.event),
+    'data carries its type',
+  )
+  t.equal(got[0]!.data.issueId, issue.id)
+  t.equal(got[0]!.data.squadId, s.squadId)
+  t.equal(got[0]!.data.id, got[0]!.id, 'data.id is the SSE id')
+  t.equal(got[1]!.data.agentId, s.agentId)
 
-    // Filters: types and issueId.
-    const other2 = (await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'second' })).body.issue
-    const filtered = await openSse(address, `${path}?types=issue.checked_out,issue.released&issueId=${issue.id}&lastEventId=${encodeURIComponent(got[0]!.id!)}`, operatorToken)
-    t.equal(filtered.status, 200)
-    const f = await filtered.next(2)
-    t.same(f.map((m) => m.event), ['issue.checked_out', 'issue.released'], 'types and issueId filter; lastEventId in the query resumes too')
-    t.equal((await openSse(address, `${path}?types=nope.*`, operatorToken)).status, 400, 'an unknown type pattern is a 400')
+  // Filters: types and issueId.
+  const other2 = (await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'second' })).body.issue
+  const filtered = await openSse(address, `${path}?types=issue.checked_out,issue.released&issueId=${issue.id}&lastEventId=${encodeURIComponent(got[0]!.id!)}`, operatorToken)
+  t.equal(filtered.status, 200)
+  const f = await filtered.next(2)
+  t.same(
+    f.map((m) => m.event),
+    ['issue.checked_out', 'issue.released'],
+    'types and issueId filter; lastEventId in the query resumes too',
+  )
+  t.equal((await openSse(address, `${path}?types=nope.*`, operatorToken)).status, 400, 'an unknown type pattern is a 400')
 
-    // Resume: drop the connection mid-stream, write more, reconnect with Last-Event-ID.
-    const seen = await stream.next(5)
-    t.equal(seen[4]!.data.entityId, other2.id)
-    stream.close()
-    for (let i = 0; i < 5; i++) await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: `while away ${i}` })
-    const resumed = await openSse(address, `${path}?types=issue.*`, operatorToken, { 'last-event-id': seen[4]!.id! })
-    const rest = await resumed.next(5)
-    t.same(rest.map((m) => m.data.data?.title ?? m.data.entityId).length, 5)
-    t.same(rest.map((m) => m.event), Array(5).fill('issue.created'), 'exactly the missed events')
-    t.ok(increasing([...ids(seen), ...ids(rest)]), 'nothing doubled or out of order across the reconnect')
-    await new Promise((r) => setTimeout(r, 100))
-    t.equal(resumed.messages.length, 5, 'and nothing more')
+  // Resume: drop the connection mid-stream, write more, reconnect with Last-Event-ID.
+  const seen = await stream.next(5)
+  t.equal(seen[4]!.data.entityId, other2.id)
+  stream.close()
+  for (let i = 0; i < 5; i++) await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: `while away ${i}` })
+  const resumed = await openSse(address, `${path}?types=issue.*`, operatorToken, { 'last-event-id': seen[4]!.id! })
+  const rest = await resumed.next(5)
+  t.same(rest.map((m) => m.data.data?.title ?? m.data.entityId).length, 5)
+  t.same(
+    rest.map((m) => m.event),
+    Array(5).fill('issue.created'),
+    'exactly the missed events',
+  )
+  t.ok(increasing([...ids(seen), ...ids(rest)]), 'nothing doubled or out of order across the reconnect')
+  await new Promise((r) => setTimeout(r, 100))
+  t.equal(resumed.messages.length, 5, 'and nothing more')
 
-    // An unknown or malformed Last-Event-ID answers resync, then follows from now.
-    const lost = await openSse(address, `${path}?types=issue.*`, operatorToken, { 'last-event-id': '1-0-00000000-0000-0000-0000-000000000000' })
-    const [first] = await lost.next(1)
-    t.equal(first!.event, 'resync')
-    t.equal(first!.data.reason, 'unknown_event')
-    await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'after resync' })
-    t.equal((await lost.next(2))[1]!.event, 'issue.created', 'then live events')
+  // An unknown or malformed Last-Event-ID answers resync, then follows from now.
+  const lost = await openSse(address, `${path}?types=issue.*`, operatorToken, { 'last-event-id': '1-0-00000000-0000-0000-0000-000000000000' })
+  const [first] = await lost.next(1)
+  t.equal(first!.event, 'resync')
+  t.equal(first!.data.reason, 'unknown_event')
+  await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'after resync' })
+  t.equal((await lost.next(2))[1]!.event, 'issue.created', 'then live events')
 
-    // Agent keys: their own squad only.
-    const mine = await openSse(address, path, s.agentToken)
-    t.equal(mine.status, 200, 'an agent key streams its squad')
-    const theirs = await openSse(address, `/api/squads/${other.squadId}/events`, s.agentToken)
-    t.equal(theirs.status, 404, 'another squad answers 404')
-    t.equal((await theirs.body()).code, 'not_found')
-    const anonymous = await openSse(address, path, '')
-    t.equal(anonymous.status, 401)
-    mine.close()
+  // Agent keys: their own squad only.
+  const mine = await openSse(address, path, s.agentToken)
+  t.equal(mine.status, 200, 'an agent key streams its squad')
+  const theirs = await openSse(address, `/api/squads/${other.squadId}/events`, s.agentToken)
+  t.equal(theirs.status, 404, 'another squad answers 404')
+  t.equal((await theirs.body()).code, 'not_found')
+  const anonymous = await openSse(address, path, '')
+  t.equal(anonymous.status, 401)
+  mine.close()
 
-    // Closing the instance ends the streams.
-    const open = [resumed, lost, filtered]
-    await api.instance.close()
-    await Promise.all(open.map((x) => x.ended))
-    t.pass('every stream ended when the instance closed')
-  },
-)
+  // Closing the instance ends the streams.
+  const open = [resumed, lost, filtered]
+  await api.instance.close()
+  await Promise.all(open.map((x) => x.ended))
+  t.pass('every stream ended when the instance closed')
+})
 
 eachBackend(
   t,
@@ -111,7 +123,11 @@ eachBackend(
     t.equal(doomed.status, 200)
     t.equal((await api.call('DELETE', `/api/agents/${s.agentId}/keys/${extra.body.key.id}`)).status, 200)
     await doomed.ended
-    t.same(doomed.messages.map((m) => [m.event, m.data.reason]), [['cutoff', 'unauthorized']], 'a revoked key\'s stream is cut off')
+    t.same(
+      doomed.messages.map((m) => [m.event, m.data.reason]),
+      [['cutoff', 'unauthorized']],
+      "a revoked key's stream is cut off",
+    )
 
     // A client that stops reading: its socket fills, the server's buffer passes the limit, and the
     // stream ends with a cutoff naming the last event it was sent.
@@ -173,20 +189,26 @@ eachBackend(
 
     // While it runs: the first chunks are there, live and through the route.
     const live = await operatorStream.next(3, 10_000)
-    t.same(live.map((m) => m.event), ['run.queued', 'run.started', 'run.output'])
+    t.same(
+      live.map((m) => m.event),
+      ['run.queued', 'run.started', 'run.output'],
+    )
     t.same(live[2]!.data.data, { stream: 'stdout', text: 'hello 0\nhello 1\n', offset: 0 }, 'chunks written together are one event (throttled)')
     t.equal(live[2]!.data.runId, runId)
     const during = await api.call('GET', `/api/heartbeat-runs/${runId}/output`)
     t.equal(during.status, 200)
     t.equal(during.body.status, 'running')
-    t.same(during.body.chunks.map((c: any) => c.text), ['hello 0\nhello 1\n'])
+    t.same(
+      during.body.chunks.map((c: any) => c.text),
+      ['hello 0\nhello 1\n'],
+    )
     t.equal(during.body.outputTail, null)
     t.equal((await api.call('GET', `/api/heartbeat-runs/${runId}/output`, undefined, s.agentToken)).status, 403, 'Operator only')
     t.equal((await api.call('GET', `/api/heartbeat-runs/${crypto.randomUUID()}/output`)).status, 404, 'an unknown run is a 404')
 
     // The run's own token streams its squad (and only its squad).
     const runToken = (globalThis as { runToken?: string }).runToken!
-    const other = await api.seed('Not the run\'s')
+    const other = await api.seed("Not the run's")
     const asRun = await openSse(address, `/api/squads/${s.squadId}/events`, runToken, { 'x-svc-run-id': runId })
     t.equal(asRun.status, 200, 'a run token sees its squad')
     t.equal((await openSse(address, `/api/squads/${other.squadId}/events`, runToken, { 'x-svc-run-id': runId })).status, 404, 'and not another')
@@ -194,17 +216,34 @@ eachBackend(
 
     release()
     const all = await operatorStream.next(6, 10_000)
-    t.same(all.slice(3).map((m) => m.event).sort(), ['run.finished', 'run.output', 'run.output'])
+    t.same(
+      all
+        .slice(3)
+        .map((m) => m.event)
+        .sort(),
+      ['run.finished', 'run.output', 'run.output'],
+    )
     const outputs = all.slice(3).filter((m) => m.event === 'run.output')
     t.same(outputs[0]!.data.data, { stream: 'stderr', text: 'careful\n', offset: 0 })
     t.same(outputs[1]!.data.data, { stream: 'stdout', text: 'done [REDACTED]\n', offset: 16 }, 'offsets count per stream; a bound secret (the run token) is scrubbed')
     const after = await api.call('GET', `/api/heartbeat-runs/${runId}/output?after=${during.body.next}`)
     t.equal(after.body.status, 'succeeded')
-    t.same(after.body.chunks.map((c: any) => [c.stream, c.text]), [['stderr', 'careful\n'], ['stdout', 'done [REDACTED]\n']], 'after= reads on')
+    t.same(
+      after.body.chunks.map((c: any) => [c.stream, c.text]),
+      [
+        ['stderr', 'careful\n'],
+        ['stdout', 'done [REDACTED]\n'],
+      ],
+      'after= reads on',
+    )
     t.type(after.body.outputTail, 'string', 'and the stored tail once it ended')
 
     await new Promise((r) => setTimeout(r, 300))
-    t.same(agentStream.messages.map((m) => m.event), ['run.queued', 'run.started', 'run.finished'], 'an agent key gets no run output')
+    t.same(
+      agentStream.messages.map((m) => m.event),
+      ['run.queued', 'run.started', 'run.finished'],
+      'an agent key gets no run output',
+    )
   },
   () => ({
     adapters: [

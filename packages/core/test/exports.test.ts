@@ -55,7 +55,13 @@ async function seedOrigin(api: TestApi) {
   const i4 = (await post(api, `${s}/issues`, { title: 'Old work', status: 'done', priority: 'low' })).issue
   const i5 = (await post(api, `${s}/issues`, { title: 'In flight' })).issue
   await post(api, `/api/issues/${i5.id}/checkout`, { agentId: origin.agentId })
-  await post(api, `${s}/skills`, { key: 'git', name: 'Git', description: 'Version control', markdown: '# Git\n\nCommit often.', files: [{ path: 'scripts/check.sh', content: 'git status', encoding: 'utf8' }] })
+  await post(api, `${s}/skills`, {
+    key: 'git',
+    name: 'Git',
+    description: 'Version control',
+    markdown: '# Git\n\nCommit often.',
+    files: [{ path: 'scripts/check.sh', content: 'git status', encoding: 'utf8' }],
+  })
   return { ...origin, lead, bob, ghost, issues: [i1, i2, i3, i4, i5] }
 }
 
@@ -99,15 +105,26 @@ eachBackend(t, 'exports: export, poll, download, then import into another squad'
   t.equal(bundle.version, 1)
   t.ok(Date.parse(bundle.exportedAt))
   t.same(bundle.squad, { name: 'Origin Team', slug: 'origin-team' })
-  t.same(bundle.skills, [{ key: 'git', name: 'Git', description: 'Version control', markdown: '# Git\n\nCommit often.', files: [{ path: 'scripts/check.sh', content: 'git status', encoding: 'utf8' }] }])
+  t.same(bundle.skills, [
+    { key: 'git', name: 'Git', description: 'Version control', markdown: '# Git\n\nCommit often.', files: [{ path: 'scripts/check.sh', content: 'git status', encoding: 'utf8' }] },
+  ])
   t.same(
     bundle.agents.map((a: any) => a.name),
     ['alice', 'bob', 'lead'],
     'terminated agents are not exported',
   )
-  t.same(bundle.agents.find((a: any) => a.name === 'bob'), {
-    name: 'bob', role: 'software_engineer', title: null, adapterType: 'http', reportsTo: 'lead', desiredSkills: ['git', 'review'], prompt: null,
-  })
+  t.same(
+    bundle.agents.find((a: any) => a.name === 'bob'),
+    {
+      name: 'bob',
+      role: 'software_engineer',
+      title: null,
+      adapterType: 'http',
+      reportsTo: 'lead',
+      desiredSkills: ['git', 'review'],
+      prompt: null,
+    },
+  )
   t.equal(bundle.agents.find((a: any) => a.name === 'lead').prompt, 'You lead the team.')
   const p = origin.prefix
   t.same(bundle.issues, [
@@ -152,7 +169,11 @@ eachBackend(t, 'exports: export, poll, download, then import into another squad'
   t.equal((await api.call('GET', `/api/squads/${target.squadId}/agents`)).body.agents.length, 1, 'preview writes no agent')
   t.equal((await api.call('GET', `/api/squads/${target.squadId}/issues`)).body.issues.length, 0, 'preview writes no issue')
   await allPublished(api)
-  t.same((await api.instance.storage.outbox.readAfter(outboxBefore, 1_000)).filter((r) => r.squadId === target.squadId), [], 'preview writes no outbox row')
+  t.same(
+    (await api.instance.storage.outbox.readAfter(outboxBefore, 1_000)).filter((r) => r.squadId === target.squadId),
+    [],
+    'preview writes no outbox row',
+  )
 
   const applied = await api.call('POST', `/api/squads/${target.squadId}/imports/apply`, { source: file })
   t.equal(applied.status, 200)
@@ -189,7 +210,10 @@ eachBackend(t, 'exports: export, poll, download, then import into another squad'
   t.equal(n5.checkoutAgentId, null)
   t.equal(n5.assigneeAgentId, byName.get('alice (2)').id, 'bundle references follow the renamed agent')
   const skills = (await api.call('GET', `/api/squads/${target.squadId}/skills`)).body.skills
-  t.same(skills.map((k: any) => [k.key, k.name, k.hasFiles]), [['git', 'Git', true]])
+  t.same(
+    skills.map((k: any) => [k.key, k.name, k.hasFiles]),
+    [['git', 'Git', true]],
+  )
   const skill = (await api.call('GET', `/api/skills/${skills[0].id}`)).body.skill
   t.equal(skill.markdown, '# Git\n\nCommit often.')
   t.same(skill.files, [{ path: 'scripts/check.sh', content: 'git status', encoding: 'utf8' }])
@@ -207,7 +231,10 @@ eachBackend(t, 'exports: export, poll, download, then import into another squad'
 
   // The same bundle again: every name collides now.
   const again = (await post(api, `/api/squads/${target.squadId}/imports/apply`, { source: file, collision: 'rename' })).result
-  t.same(again.conflicts.filter((c: any) => c.type === 'agent').map((c: any) => c.as), ['alice (3)', 'bob (2)', 'lead (2)'])
+  t.same(
+    again.conflicts.filter((c: any) => c.type === 'agent').map((c: any) => c.as),
+    ['alice (3)', 'bob (2)', 'lead (2)'],
+  )
   t.same(again.skipped, [{ type: 'skill', key: 'git', reason: 'key_taken' }], 'a taken skill key is never renamed')
   t.same(again.conflicts.at(-1), { type: 'skill', key: 'git', reason: 'key_taken', resolution: 'skipped' })
   const again2 = (await api.call('GET', `/api/squads/${target.squadId}/agents`)).body.agents
@@ -238,7 +265,10 @@ async function importPolicies(t: Test, api: TestApi): Promise<void> {
     { type: 'agent', name: 'alice', reason: 'name_taken', resolution: 'skipped' },
     { type: 'agent', name: 'lead', reason: 'name_taken', resolution: 'skipped' },
   ])
-  t.same(preview.added.filter((x: any) => x.type === 'agent'), [{ type: 'agent', name: 'bob' }])
+  t.same(
+    preview.added.filter((x: any) => x.type === 'agent'),
+    [{ type: 'agent', name: 'bob' }],
+  )
   const result = (await post(api, `${s}/imports/apply`, { source: file, collision: 'skip' })).result
   t.same(result.skipped, preview.skipped)
   const agents = (await api.call('GET', `${s}/agents`)).body.agents
@@ -282,10 +312,19 @@ async function importPolicies(t: Test, api: TestApi): Promise<void> {
     { type: 'issue', identifier: 'X-1', reason: 'assignee_unresolved', assignee: 'vendor-bot', resolution: 'unassigned' },
     { type: 'issue', identifier: 'X-2', reason: 'assignee_unresolved', assignee: 'nobody', resolution: 'unassigned' },
   ])
-  t.same(res.conflicts.slice(4).map((c: any) => [c.key, c.reason, c.resolution]), [['Bad Key', 'skill_invalid', 'skipped'], ['unsafe', 'skill_invalid', 'skipped']])
+  t.same(
+    res.conflicts.slice(4).map((c: any) => [c.key, c.reason, c.resolution]),
+    [
+      ['Bad Key', 'skill_invalid', 'skipped'],
+      ['unsafe', 'skill_invalid', 'skipped'],
+    ],
+  )
   t.match(res.conflicts[4].message, /^\/key /)
   t.match(res.conflicts[5].message, /^\/files\/0\/path /)
-  t.same((await api.call('GET', `/api/squads/${other.squadId}/skills`)).body.skills.map((k: any) => k.key), ['git'])
+  t.same(
+    (await api.call('GET', `/api/squads/${other.squadId}/skills`)).body.skills.map((k: any) => k.key),
+    ['git'],
+  )
   const helper = (await api.call('GET', `/api/squads/${other.squadId}/agents`)).body.agents.find((a: any) => a.name === 'helper')
   t.equal(helper.reportsToAgentId, null)
   const x2 = (await api.call('GET', `/api/issues/${other.prefix}-2`)).body.issue
@@ -302,7 +341,11 @@ async function importPolicies(t: Test, api: TestApi): Promise<void> {
   const third = await api.seed('Third Team')
   const r3 = (await post(api, `/api/squads/${third.squadId}/imports/apply`, { source: issuesFile })).result
   t.equal(r3.added.length, 5)
-  t.same(r3.conflicts.map((c: any) => c.assignee), ['lead', 'bob'], 'only alice exists in the third squad')
+  t.same(
+    r3.conflicts.map((c: any) => c.assignee),
+    ['lead', 'bob'],
+    'only alice exists in the third squad',
+  )
   t.equal((await api.call('GET', `/api/issues/${third.prefix}-5`)).body.issue.assigneeAgentId, third.agentId)
 }
 
@@ -314,7 +357,10 @@ async function badSources(t: Test, api: TestApi): Promise<void> {
     const res = await api.call('POST', url, { source })
     t.equal(res.status, 400, label)
     t.equal(res.body.code, 'invalid_payload', label)
-    t.ok(res.body.details?.some((d: any) => d.path.startsWith(path)), `${label}: details name ${path}`)
+    t.ok(
+      res.body.details?.some((d: any) => d.path.startsWith(path)),
+      `${label}: details name ${path}`,
+    )
     t.notOk(JSON.stringify(res.body).includes('TOPSECRET'), `${label}: contents not echoed`)
     return res.body
   }
@@ -329,19 +375,45 @@ async function badSources(t: Test, api: TestApi): Promise<void> {
   await expect400(join(dir, 'v2.json'), '/source/version', 'unsupported version')
   await writeFile(
     join(dir, 'malformed.json'),
-    JSON.stringify({ format: 'slaw.squad-export', version: 1, exportedAt: 'x', agents: [{ role: 'TOPSECRET', title: null, adapterType: 'process', reportsTo: null, desiredSkills: [], prompt: null }] }),
+    JSON.stringify({
+      format: 'slaw.squad-export',
+      version: 1,
+      exportedAt: 'x',
+      agents: [{ role: 'TOPSECRET', title: null, adapterType: 'process', reportsTo: null, desiredSkills: [], prompt: null }],
+    }),
   )
   await expect400(join(dir, 'malformed.json'), '/source/agents/0/name', 'malformed bundle')
-  const issue = (identifier: string, parent: string | null, blockedBy: string[] = []) => ({ identifier, title: 'TOPSECRET', description: null, status: 'todo', priority: 'low', assignee: null, parent, blockedBy })
+  const issue = (identifier: string, parent: string | null, blockedBy: string[] = []) => ({
+    identifier,
+    title: 'TOPSECRET',
+    description: null,
+    status: 'todo',
+    priority: 'low',
+    assignee: null,
+    parent,
+    blockedBy,
+  })
   await writeFile(join(dir, 'dangling.json'), JSON.stringify({ format: 'slaw.squad-export', version: 1, exportedAt: 'x', issues: [issue('A-1', 'A-9')] }))
   await expect400(join(dir, 'dangling.json'), '/source/issues/0/parent', 'parent outside the bundle')
-  await writeFile(join(dir, 'cycle.json'), JSON.stringify({ format: 'slaw.squad-export', version: 1, exportedAt: 'x', issues: [issue('A-1', 'A-2'), issue('A-2', 'A-1'), issue('A-3', null, ['A-3'])] }))
+  await writeFile(
+    join(dir, 'cycle.json'),
+    JSON.stringify({ format: 'slaw.squad-export', version: 1, exportedAt: 'x', issues: [issue('A-1', 'A-2'), issue('A-2', 'A-1'), issue('A-3', null, ['A-3'])] }),
+  )
   const cycle = await expect400(join(dir, 'cycle.json'), '/source/issues/0/parent', 'parent cycle')
-  t.ok(cycle.details.some((d: any) => d.path === '/source/issues/2/blockedBy/0'), 'self-blocking named')
+  t.ok(
+    cycle.details.some((d: any) => d.path === '/source/issues/2/blockedBy/0'),
+    'self-blocking named',
+  )
   const agent = (name: string, reportsTo: string | null) => ({ name, role: 'general', title: null, adapterType: 'process', reportsTo, desiredSkills: [], prompt: null })
-  await writeFile(join(dir, 'agents.json'), JSON.stringify({ format: 'slaw.squad-export', version: 1, exportedAt: 'x', agents: [agent('a', 'b'), agent('b', 'a'), agent('c', null), agent('c', null)] }))
+  await writeFile(
+    join(dir, 'agents.json'),
+    JSON.stringify({ format: 'slaw.squad-export', version: 1, exportedAt: 'x', agents: [agent('a', 'b'), agent('b', 'a'), agent('c', null), agent('c', null)] }),
+  )
   const agents = await expect400(join(dir, 'agents.json'), '/source/agents/0/reportsTo', 'manager cycle')
-  t.ok(agents.details.some((d: any) => d.path === '/source/agents/3/name'), 'duplicate name named')
+  t.ok(
+    agents.details.some((d: any) => d.path === '/source/agents/3/name'),
+    'duplicate name named',
+  )
   await expect400('not a path', '/source', 'neither a path nor a reference')
   await expect400('owner/repo', '/source', 'a reference without a file path')
   await expect400('owner/repo/../secret.json', '/source', 'a reference that climbs')
@@ -376,7 +448,13 @@ async function remoteSources(t: Test, api: TestApi): Promise<void> {
     }
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  t.teardown(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()) }))
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
+  )
   const imports = api.instance.services.imports
   imports.remote.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   imports.remote.timeoutMs = 400
@@ -385,12 +463,22 @@ async function remoteSources(t: Test, api: TestApi): Promise<void> {
   const url = `/api/squads/${target.squadId}/imports/preview`
   const ok = await api.call('POST', url, { source: 'acme/squads/teams/core team.json' })
   t.equal(ok.status, 200, 'fetched and planned')
-  t.same(ok.body.preview.added.map((a: any) => a.as ?? a.name), ['alice (2)', 'lead', 'bob'])
+  t.same(
+    ok.body.preview.added.map((a: any) => a.as ?? a.name),
+    ['alice (2)', 'lead', 'bob'],
+  )
   const pinned = await api.call('POST', `/api/squads/${target.squadId}/imports/apply`, { source: 'acme/squads@v1.2/b.json', collision: 'skip' })
   t.equal(pinned.status, 200, 'a ref pins the version')
-  t.same(pinned.body.result.added.map((a: any) => a.name), ['lead', 'bob'])
+  t.same(
+    pinned.body.result.added.map((a: any) => a.name),
+    ['lead', 'bob'],
+  )
   t.ok(seen.includes('/acme/squads/v1.2/b.json'))
-  for (const [source, why] of [['acme/squads/missing.json', /HTTP 404/], ['acme/squads/broken.json', /HTTP 500/], ['acme/squads/slow.json', /no answer within 400 ms/]] as const) {
+  for (const [source, why] of [
+    ['acme/squads/missing.json', /HTTP 404/],
+    ['acme/squads/broken.json', /HTTP 500/],
+    ['acme/squads/slow.json', /no answer within 400 ms/],
+  ] as const) {
     const res = await api.call('POST', url, { source })
     t.equal(res.status, 400, source)
     t.equal(res.body.code, 'invalid_payload')
@@ -467,7 +555,10 @@ async function towerManagedSkills(t: Test, api: TestApi): Promise<void> {
   const origin = await api.seed('Skill Source')
   await post(api, `/api/squads/${origin.squadId}/skills`, { key: 'lint', name: 'Lint', markdown: '# Lint' })
   const bundle = await exportBundle(api, origin.squadId, ['agents', 'skills'])
-  t.same(bundle.skills.map((k: any) => k.key), ['lint'])
+  t.same(
+    bundle.skills.map((k: any) => k.key),
+    ['lint'],
+  )
   const file = join(await tempDir(t), 'skills.json')
   await writeFile(file, JSON.stringify(bundle))
   const target = await api.seed('Skill Target')
@@ -477,7 +568,11 @@ async function towerManagedSkills(t: Test, api: TestApi): Promise<void> {
   })
   const result = (await post(api, `/api/squads/${target.squadId}/imports/apply`, { source: file })).result
   t.same(result.skipped, [{ type: 'skill', key: 'lint', reason: 'skills_managed_by_tower' }])
-  t.same(result.added.map((x: any) => x.as ?? x.name), ['alice (2)'], 'the rest of the bundle still imports')
+  t.same(
+    result.added.map((x: any) => x.as ?? x.name),
+    ['alice (2)'],
+    'the rest of the bundle still imports',
+  )
   t.same((await api.call('GET', `/api/squads/${target.squadId}/skills`)).body.skills, [])
 }
 
@@ -521,7 +616,10 @@ t.test('export jobs are claimed once with two nodes on one PostgreSQL database',
   await Promise.all(nodes.map((n) => n.ready()))
   const squad = await a!.seed('Two Nodes')
   const runs = new Map<string, string[]>()
-  for (const [name, node] of [['a', nodes[0]!], ['b', nodes[1]!]] as const) {
+  for (const [name, node] of [
+    ['a', nodes[0]!],
+    ['b', nodes[1]!],
+  ] as const) {
     // Counts what each node's runner actually hands to the export handler.
     node.jobs.register('squad_export', async (job) => {
       runs.set(job.id, [...(runs.get(job.id) ?? []), name])

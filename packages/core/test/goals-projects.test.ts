@@ -20,7 +20,13 @@ eachBackend(t, 'goals: CRUD, any status to any status, Operator writes, agent re
   t.equal(goal.dueDate, '2030-01-31')
   t.equal(goal.squadId, squadId)
 
-  for (const [from, to] of [['draft', 'done'], ['done', 'draft'], ['draft', 'in_progress'], ['in_progress', 'done'], ['done', 'in_progress']]) {
+  for (const [from, to] of [
+    ['draft', 'done'],
+    ['done', 'draft'],
+    ['draft', 'in_progress'],
+    ['in_progress', 'done'],
+    ['done', 'in_progress'],
+  ]) {
     const r = await api.call('PATCH', `/api/goals/${goal.id}`, { status: to })
     t.equal(r.status, 200, `${from} -> ${to}`)
     t.equal(r.body.goal.status, to)
@@ -93,7 +99,12 @@ eachBackend(t, 'projects: CRUD, goal in squad, list shape, tower upserts, worksp
 
   // Workspaces: listed and created through the project; agents of the squad register theirs.
   const issueId = await issueIn(api, squadId, project.id)
-  const ws = await api.call('POST', `/api/projects/${project.id}/workspaces`, { name: 'main checkout', cwd: '/work/site', repoUrl: 'https://example.com/site.git', repoRef: 'main', issueId, metadata: { shell: 'bash' } }, agentToken)
+  const ws = await api.call(
+    'POST',
+    `/api/projects/${project.id}/workspaces`,
+    { name: 'main checkout', cwd: '/work/site', repoUrl: 'https://example.com/site.git', repoRef: 'main', issueId, metadata: { shell: 'bash' } },
+    agentToken,
+  )
   t.equal(ws.status, 201)
   t.match(ws.body.workspace, { projectId: project.id, squadId, name: 'main checkout', cwd: '/work/site', repoRef: 'main', issueId, status: 'active', metadata: { shell: 'bash' } })
   const foreignIssue = await issueIn(api, other.squadId, null)
@@ -101,7 +112,11 @@ eachBackend(t, 'projects: CRUD, goal in squad, list shape, tower upserts, worksp
   t.equal((await api.call('POST', `/api/projects/${project.id}/workspaces`, { name: 'x' }, other.agentToken)).status, 404)
   await api.call('POST', `/api/projects/${project.id}/workspaces`, { name: 'second' })
   const wsList = await api.call('GET', `/api/projects/${project.id}/workspaces`, undefined, agentToken)
-  t.same(wsList.body.workspaces.map((w: { name: string }) => w.name), ['second', 'main checkout'], 'newest first')
+  t.same(
+    wsList.body.workspaces.map((w: { name: string }) => w.name),
+    ['second', 'main checkout'],
+    'newest first',
+  )
   t.equal((await api.call('GET', `/api/projects/${unknownId}/workspaces`)).status, 404)
 
   // Delete: the issue stays, without its project; workspaces go.
@@ -149,88 +164,88 @@ eachBackend(t, 'project pause: reasons, pausedAt, and a pause racing checkouts (
 
   // A checkout holding the project row wins; a pause written first refuses the checkout.
   {
-  const project = (await api.call('POST', `/api/squads/${squadId}/projects`, { name: 'P2' })).body.project
-  const first = await issueIn(api, squadId, project.id, 'first')
-  const second = await issueIn(api, squadId, project.id, 'second')
+    const project = (await api.call('POST', `/api/squads/${squadId}/projects`, { name: 'P2' })).body.project
+    const first = await issueIn(api, squadId, project.id, 'first')
+    const second = await issueIn(api, squadId, project.id, 'second')
 
-  // 1. The checkout reads the project (share lock) and is held inside its transaction; the pause
-  //    must wait for it, and the checkout commits as the winner.
-  let release!: () => void
-  const gate = new Promise<void>((r) => (release = r))
-  let entered!: () => void
-  const inside = new Promise<void>((r) => (entered = r))
-  let holdNext = true
-  api.instance.services.issues.addCheckoutGuard(async (tx, { issue }) => {
-    if (!holdNext) return
-    holdNext = false
-    // The guards' reads go out together on the checkout's connection and run in order: once this
-    // one answers, the project guard's share lock, sent before it, is held.
-    await tx.projects.get(issue.projectId!, { forShare: true })
-    entered()
-    await gate
-  })
-  const checkout = api.call('POST', `/api/issues/${first}/checkout`, { agentId }, agentToken)
-  await inside
-  let pauseDone = false
-  const pause = api.call('PATCH', `/api/projects/${project.id}`, { pauseReason: 'manual' }).then((r) => {
-    pauseDone = true
-    return r
-  })
-  await new Promise((r) => setTimeout(r, 300))
-  t.equal(pauseDone, false, 'the pause waits for the checkout that holds the project row')
-  release()
-  t.equal((await checkout).status, 200, 'the checkout that started first wins')
-  t.equal((await pause).status, 200)
-  const after = await api.call('POST', `/api/issues/${second}/checkout`, { agentId }, agentToken)
-  t.equal(after.body.code, 'project_paused', 'after the pause, checkouts are refused')
-  t.equal((await api.call('GET', `/api/issues/${first}`)).body.issue.checkoutAgentId, agentId)
+    // 1. The checkout reads the project (share lock) and is held inside its transaction; the pause
+    //    must wait for it, and the checkout commits as the winner.
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const inside = new Promise<void>((r) => (entered = r))
+    let holdNext = true
+    api.instance.services.issues.addCheckoutGuard(async (tx, { issue }) => {
+      if (!holdNext) return
+      holdNext = false
+      // The guards' reads go out together on the checkout's connection and run in order: once this
+      // one answers, the project guard's share lock, sent before it, is held.
+      await tx.projects.get(issue.projectId!, { forShare: true })
+      entered()
+      await gate
+    })
+    const checkout = api.call('POST', `/api/issues/${first}/checkout`, { agentId }, agentToken)
+    await inside
+    let pauseDone = false
+    const pause = api.call('PATCH', `/api/projects/${project.id}`, { pauseReason: 'manual' }).then((r) => {
+      pauseDone = true
+      return r
+    })
+    await new Promise((r) => setTimeout(r, 300))
+    t.equal(pauseDone, false, 'the pause waits for the checkout that holds the project row')
+    release()
+    t.equal((await checkout).status, 200, 'the checkout that started first wins')
+    t.equal((await pause).status, 200)
+    const after = await api.call('POST', `/api/issues/${second}/checkout`, { agentId }, agentToken)
+    t.equal(after.body.code, 'project_paused', 'after the pause, checkouts are refused')
+    t.equal((await api.call('GET', `/api/issues/${first}`)).body.issue.checkoutAgentId, agentId)
 
-  // 2. A pause is written but not committed yet; a checkout arriving meanwhile waits for it and
-  //    then sees the pause (never a checkout after a committed pause).
-  await api.call('PATCH', `/api/projects/${project.id}`, { pauseReason: null })
-  let commit!: () => void
-  const held = new Promise<void>((r) => (commit = r))
-  let written!: () => void
-  const pauseWritten = new Promise<void>((r) => (written = r))
-  const pauseTx = api.instance.storage.transaction(async (tx) => {
-    await tx.projects.update(project.id, { pauseReason: 'manual', pausedAt: new Date() })
-    written()
-    await held
-  })
-  await pauseWritten
-  let checkoutDone = false
-  const late = api.call('POST', `/api/issues/${second}/checkout`, { agentId }, agentToken).then((r) => {
-    checkoutDone = true
-    return r
-  })
-  await new Promise((r) => setTimeout(r, 300))
-  t.equal(checkoutDone, false, 'the checkout waits for the uncommitted pause')
-  commit()
-  await pauseTx
-  const res = await late
-  t.equal(res.status, 409)
-  t.equal(res.body.code, 'project_paused')
-  t.equal((await api.call('GET', `/api/issues/${second}`)).body.issue.checkoutAgentId, null)
+    // 2. A pause is written but not committed yet; a checkout arriving meanwhile waits for it and
+    //    then sees the pause (never a checkout after a committed pause).
+    await api.call('PATCH', `/api/projects/${project.id}`, { pauseReason: null })
+    let commit!: () => void
+    const held = new Promise<void>((r) => (commit = r))
+    let written!: () => void
+    const pauseWritten = new Promise<void>((r) => (written = r))
+    const pauseTx = api.instance.storage.transaction(async (tx) => {
+      await tx.projects.update(project.id, { pauseReason: 'manual', pausedAt: new Date() })
+      written()
+      await held
+    })
+    await pauseWritten
+    let checkoutDone = false
+    const late = api.call('POST', `/api/issues/${second}/checkout`, { agentId }, agentToken).then((r) => {
+      checkoutDone = true
+      return r
+    })
+    await new Promise((r) => setTimeout(r, 300))
+    t.equal(checkoutDone, false, 'the checkout waits for the uncommitted pause')
+    commit()
+    await pauseTx
+    const res = await late
+    t.equal(res.status, 409)
+    t.equal(res.body.code, 'project_paused')
+    t.equal((await api.call('GET', `/api/issues/${second}`)).body.issue.checkoutAgentId, null)
   }
 
   // A pause against a burst of concurrent checkouts: every answer is 200 or 409 and the database agrees.
   {
-  const project = (await api.call('POST', `/api/squads/${squadId}/projects`, { name: 'P3' })).body.project
-  const ids: string[] = []
-  for (let i = 0; i < 12; i++) ids.push(await issueIn(api, squadId, project.id, `i${i}`))
-  const checkouts = ids.map((id) => api.call('POST', `/api/issues/${id}/checkout`, { agentId }))
-  const pause = api.call('PATCH', `/api/projects/${project.id}`, { pauseReason: 'manual' })
-  const results = await Promise.all(checkouts)
-  t.equal((await pause).status, 200)
-  const won = new Set<string>()
-  results.forEach((r, i) => {
-    t.ok(r.status === 200 || (r.status === 409 && r.body.code === 'project_paused'), `checkout ${i}: ${r.status} ${r.body.code ?? ''}`)
-    if (r.status === 200) won.add(ids[i]!)
-  })
-  for (const id of ids) {
-    const issue = (await api.call('GET', `/api/issues/${id}`)).body.issue
-    t.equal(issue.checkoutAgentId === agentId, won.has(id), `issue ${issue.identifier} checked out exactly when the answer said so`)
-  }
-  for (const id of ids.filter((i) => !won.has(i))) t.equal((await api.call('POST', `/api/issues/${id}/checkout`, { agentId })).body.code, 'project_paused')
+    const project = (await api.call('POST', `/api/squads/${squadId}/projects`, { name: 'P3' })).body.project
+    const ids: string[] = []
+    for (let i = 0; i < 12; i++) ids.push(await issueIn(api, squadId, project.id, `i${i}`))
+    const checkouts = ids.map((id) => api.call('POST', `/api/issues/${id}/checkout`, { agentId }))
+    const pause = api.call('PATCH', `/api/projects/${project.id}`, { pauseReason: 'manual' })
+    const results = await Promise.all(checkouts)
+    t.equal((await pause).status, 200)
+    const won = new Set<string>()
+    results.forEach((r, i) => {
+      t.ok(r.status === 200 || (r.status === 409 && r.body.code === 'project_paused'), `checkout ${i}: ${r.status} ${r.body.code ?? ''}`)
+      if (r.status === 200) won.add(ids[i]!)
+    })
+    for (const id of ids) {
+      const issue = (await api.call('GET', `/api/issues/${id}`)).body.issue
+      t.equal(issue.checkoutAgentId === agentId, won.has(id), `issue ${issue.identifier} checked out exactly when the answer said so`)
+    }
+    for (const id of ids.filter((i) => !won.has(i))) t.equal((await api.call('POST', `/api/issues/${id}/checkout`, { agentId })).body.code, 'project_paused')
   }
 })

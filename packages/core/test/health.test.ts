@@ -36,7 +36,14 @@ t.test('a node without jobs, and unreachable Redis: degraded parts, still 200', 
 
   // Locks only matter for checkouts: the instance serves, health says what is wrong.
   const locks = redisLocks({ url: `redis://127.0.0.1:${await deadPort()}` })
-  const withRedis = await createInstance({ storage: await pgliteStorage({ dataDir: 'memory://' }), operatorKey, logger: false, jobs: false, migrate: true, locks: { name: 'redis', withLock: (_k, _t, fn) => fn(), ping: () => locks.ping!(), close: () => locks.close() } })
+  const withRedis = await createInstance({
+    storage: await pgliteStorage({ dataDir: 'memory://' }),
+    operatorKey,
+    logger: false,
+    jobs: false,
+    migrate: true,
+    locks: { name: 'redis', withLock: (_k, _t, fn) => fn(), ping: () => locks.ping!(), close: () => locks.close() },
+  })
   t.teardown(() => withRedis.close())
   const h = await health(withRedis)
   t.equal(h.status, 200)

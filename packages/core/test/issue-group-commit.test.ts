@@ -21,15 +21,41 @@ eachBackend(t, 'issues created at once share transactions and keep every per-cre
     create(api, a.squadId, { title: 'wrong key' }, b.agentToken),
   ]
   const results = await Promise.all([...mine, ...theirs, ...related, ...refused])
-  t.same(results.slice(0, 33).map((r) => r.status), Array(33).fill(201), 'every valid create is answered 201')
-  t.same(results.slice(33).map((r) => [r.status, r.body.code]), [[400, 'invalid_payload'], [400, 'invalid_payload'], [404, 'not_found']], 'refusals fail alone')
+  t.same(
+    results.slice(0, 33).map((r) => r.status),
+    Array(33).fill(201),
+    'every valid create is answered 201',
+  )
+  t.same(
+    results.slice(33).map((r) => [r.status, r.body.code]),
+    [
+      [400, 'invalid_payload'],
+      [400, 'invalid_payload'],
+      [404, 'not_found'],
+    ],
+    'refusals fail alone',
+  )
 
   const alpha = [...results.slice(0, 24), results[32]!].map((r) => r.body.issue)
   const num = (i: { identifier: string }) => Number(i.identifier.split('-')[1])
   const numbers = alpha.map(num).sort((x, y) => x - y)
-  t.same(numbers, Array.from({ length: 25 }, (_, i) => i + 2), 'numbers 2..26 in Alpha, each once (1 is the blocker)')
-  t.ok(alpha.every((i) => i.identifier.startsWith(`${a.prefix}-`)), 'identifiers carry the squad prefix')
-  t.same(results.slice(24, 32).map((r) => num(r.body.issue)).sort((x, y) => x - y), [1, 2, 3, 4, 5, 6, 7, 8], 'Bravo counts on its own')
+  t.same(
+    numbers,
+    Array.from({ length: 25 }, (_, i) => i + 2),
+    'numbers 2..26 in Alpha, each once (1 is the blocker)',
+  )
+  t.ok(
+    alpha.every((i) => i.identifier.startsWith(`${a.prefix}-`)),
+    'identifiers carry the squad prefix',
+  )
+  t.same(
+    results
+      .slice(24, 32)
+      .map((r) => num(r.body.issue))
+      .sort((x, y) => x - y),
+    [1, 2, 3, 4, 5, 6, 7, 8],
+    'Bravo counts on its own',
+  )
   const child = results[32]!.body.issue
   t.same([child.parentId, child.blockedByIssueIds, child.ancestors.map((x: { id: string }) => x.id)], [blocker.id, [blocker.id], [blocker.id]], 'relations are written and answered')
   t.equal((await api.call('GET', `/api/issues/${results[0]!.body.issue.id}`)).body.issue.title, 'alpha 0', 'readable after')
@@ -57,8 +83,20 @@ eachBackend(t, 'comments added at once share transactions and keep every per-com
   const special = [comment(done.id, { body: 'reopen please', reopen: true }), comment(open.id, { body: 'ping @dev' })]
   const refused = [comment(open.id, { body: '  ' }), comment(open.id, { body: 'not mine' }, b.agentToken), comment('not-a-uuid', { body: 'x' })]
   const results = await Promise.all([...plain, ...special, ...refused])
-  t.same(results.slice(0, 22).map((r) => r.status), Array(22).fill(201), 'every valid comment is answered 201')
-  t.same(results.slice(22).map((r) => [r.status, r.body.code]), [[400, 'invalid_payload'], [404, 'not_found'], [404, 'not_found']], 'refusals fail alone')
+  t.same(
+    results.slice(0, 22).map((r) => r.status),
+    Array(22).fill(201),
+    'every valid comment is answered 201',
+  )
+  t.same(
+    results.slice(22).map((r) => [r.status, r.body.code]),
+    [
+      [400, 'invalid_payload'],
+      [404, 'not_found'],
+      [404, 'not_found'],
+    ],
+    'refusals fail alone',
+  )
   t.equal(results[1]!.body.comment.authorType, 'agent', 'each comment names its own author')
 
   const listed = (await api.call('GET', `/api/issues/${open.id}/comments?limit=100`)).body.comments
@@ -69,6 +107,9 @@ eachBackend(t, 'comments added at once share transactions and keep every per-com
   t.equal(added.length, 22, 'one activity entry per comment')
   t.equal(added.filter((x) => x.details.reopenedFrom === 'done').length, 1, 'the reopen is recorded on its own entry')
   const runs = (await api.call('GET', `/api/squads/${a.squadId}/heartbeat-runs`)).body.runs as Array<{ agentId: string; issueId: string }>
-  t.ok(runs.some((r) => r.agentId === dev.id && r.issueId === open.id), 'the mention woke the agent')
+  t.ok(
+    runs.some((r) => r.agentId === dev.id && r.issueId === open.id),
+    'the mention woke the agent',
+  )
   t.equal((await api.call('GET', `/api/squads/${a.squadId}/issues?q=note&limit=100`)).body.issues.map((i: { id: string }) => i.id).includes(open.id), true, 'batched comments are searchable')
 })

@@ -36,7 +36,7 @@ eachBackend(t, 'issue records', async (t, api) => {
     isError(t, await api.call('POST', `/api/issues/${issue.id}/comments`, { body: '  ' }), 400, 'invalid_payload', 'blank body')
     isError(t, await api.call('POST', `/api/issues/${issue.id}/comments`, { body: 'x', reopen: 'yes' }), 400, 'invalid_payload', 'reopen must be boolean')
     const other = await api.seed('Other')
-    isError(t, await api.call('GET', `/api/issues/${issue.id}/comments`, undefined, other.agentToken), 404, 'not_found', 'another squad\'s agent')
+    isError(t, await api.call('GET', `/api/issues/${issue.id}/comments`, undefined, other.agentToken), 404, 'not_found', "another squad's agent")
 
     // reopen: done/cancelled → todo with the checkout cleared; other statuses unchanged.
     await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: bob.id }, bob.token)
@@ -104,7 +104,11 @@ eachBackend(t, 'issue records', async (t, api) => {
     isError(t, await put('bobs', doc, bob.token), 403, 'forbidden', 'an agent writes documents only on its issues')
 
     const list = await api.call('GET', `/api/issues/${issue.id}/documents`, undefined, bob.token)
-    t.same(list.body.documents.map((d: any) => d.key), ['notes.v2', 'plan'], 'squad mates read them, sorted by key')
+    t.same(
+      list.body.documents.map((d: any) => d.key),
+      ['notes.v2', 'plan'],
+      'squad mates read them, sorted by key',
+    )
     const got = await api.call('GET', `/api/issues/${issue.id}/documents/plan`, undefined, bob.token)
     t.same(got.body.document, updated.body.document)
     isError(t, await api.call('GET', `/api/issues/${issue.id}/documents/nope`), 404, 'not_found', 'unknown key')
@@ -146,7 +150,18 @@ eachBackend(t, 'issue records', async (t, api) => {
 
     const first = await create({ kind: 'request_confirmation', payload: { prompt: 'Deploy?' }, idempotencyKey: 'deploy-1' })
     t.equal(first.status, 201)
-    t.match(first.body.interaction, { issueId: issue.id, kind: 'request_confirmation', payload: { prompt: 'Deploy?' }, status: 'pending', idempotencyKey: 'deploy-1', createdByType: 'agent', createdById: s.agentId, response: null, resolvedAt: null, continuationPolicy: null })
+    t.match(first.body.interaction, {
+      issueId: issue.id,
+      kind: 'request_confirmation',
+      payload: { prompt: 'Deploy?' },
+      status: 'pending',
+      idempotencyKey: 'deploy-1',
+      createdByType: 'agent',
+      createdById: s.agentId,
+      response: null,
+      resolvedAt: null,
+      continuationPolicy: null,
+    })
     const repeat = await create({ kind: 'request_confirmation', payload: { prompt: 'Deploy?' }, idempotencyKey: 'deploy-1' })
     t.equal(repeat.status, 200, 'a repeated idempotencyKey answers 200')
     t.same(repeat.body.interaction, first.body.interaction, 'with the same interaction')
@@ -182,7 +197,10 @@ eachBackend(t, 'issue records', async (t, api) => {
     isError(t, await answer(r.id, 'accept'), 422, 'invalid_state', 'accept after reject')
 
     // suggest_tasks accepted: child issues; wake_assignee: a queued wakeup for the assignee.
-    const tasks = [{ title: 'Write tests', priority: 'high' }, { title: 'Write docs', description: 'The README' }]
+    const tasks = [
+      { title: 'Write tests', priority: 'high' },
+      { title: 'Write docs', description: 'The README' },
+    ]
     const sug = (await create({ kind: 'suggest_tasks', payload: { tasks }, continuationPolicy: 'wake_assignee' })).body.interaction
     t.equal(sug.continuationPolicy, 'wake_assignee')
     const interactionRuns = async () => (await api.instance.storage.heartbeatRuns.list({ squadId: s.squadId, agentId: s.agentId, limit: 100 })).filter((r) => r.reason === 'interaction')
@@ -191,7 +209,13 @@ eachBackend(t, 'issue records', async (t, api) => {
     t.equal(took.status, 200)
     t.equal(took.body.createdIssueIds.length, 2)
     const children = await Promise.all(took.body.createdIssueIds.map(async (cid: string) => (await api.call('GET', `/api/issues/${cid}`)).body.issue))
-    t.same(children.map((c: any) => [c.title, c.priority, c.parentId, c.status]), [['Write tests', 'high', issue.id, 'todo'], ['Write docs', 'medium', issue.id, 'todo']])
+    t.same(
+      children.map((c: any) => [c.title, c.priority, c.parentId, c.status]),
+      [
+        ['Write tests', 'high', issue.id, 'todo'],
+        ['Write docs', 'medium', issue.id, 'todo'],
+      ],
+    )
     t.equal(children[1].description, 'The README')
     const wakes = await interactionRuns()
     t.equal(wakes.length, 1, 'one heartbeat run for the answer')
@@ -203,6 +227,10 @@ eachBackend(t, 'issue records', async (t, api) => {
     t.equal((await interactionRuns()).length, 1, 'no continuation without wake_assignee')
 
     const list = await api.call('GET', `/api/issues/${issue.id}/interactions`, undefined, bob.token)
-    t.same(list.body.interactions.map((x: any) => x.status), ['accepted', 'rejected', 'responded', 'rejected', 'accepted', 'rejected'], 'oldest first')
+    t.same(
+      list.body.interactions.map((x: any) => x.status),
+      ['accepted', 'rejected', 'responded', 'rejected', 'accepted', 'rejected'],
+      'oldest first',
+    )
   })
 })

@@ -23,8 +23,19 @@ eachBackend(t, 'issues', async (t, api) => {
     const first = await api.call('POST', `/api/squads/${a.squadId}/issues`, { title: '  First  ', description: 'Body **md**' })
     t.equal(first.status, 201)
     t.match(first.body.issue, {
-      squadId: a.squadId, identifier: 'ENGI-1', title: 'First', description: 'Body **md**', status: 'todo', priority: 'medium',
-      assigneeAgentId: null, checkoutAgentId: null, parentId: null, blockedByIssueIds: [], blockedBy: [], blocks: [], ancestors: [],
+      squadId: a.squadId,
+      identifier: 'ENGI-1',
+      title: 'First',
+      description: 'Body **md**',
+      status: 'todo',
+      priority: 'medium',
+      assigneeAgentId: null,
+      checkoutAgentId: null,
+      parentId: null,
+      blockedByIssueIds: [],
+      blockedBy: [],
+      blocks: [],
+      ancestors: [],
     })
     const second = await addIssue(api, a.squadId, { title: 'Second', status: 'backlog', priority: 'high', billingCode: 'R&D' }, a.agentToken)
     t.same([second.identifier, second.status, second.priority, second.billingCode], ['ENGI-2', 'backlog', 'high', 'R&D'], 'an agent creates issues in its squad')
@@ -42,8 +53,15 @@ eachBackend(t, 'issues', async (t, api) => {
 
     // Concurrent creates take consecutive numbers, each once.
     const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => api.call('POST', `/api/squads/${b.squadId}/issues`, { title: `burst ${i}` })))
-    t.same(burst.map((r) => r.status), Array(10).fill(201))
-    t.same(burst.map((r) => Number(r.body.issue.identifier.split('-')[1])).sort((x, y) => x - y), [2, 3, 4, 5, 6, 7, 8, 9, 10, 11], 'no gaps, no duplicates')
+    t.same(
+      burst.map((r) => r.status),
+      Array(10).fill(201),
+    )
+    t.same(
+      burst.map((r) => Number(r.body.issue.identifier.split('-')[1])).sort((x, y) => x - y),
+      [2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+      'no gaps, no duplicates',
+    )
 
     // Relations: grandparent ← parent ← child, child blocked by two issues.
     const top = await addIssue(api, a.squadId, { title: 'Epic' })
@@ -53,17 +71,21 @@ eachBackend(t, 'issues', async (t, api) => {
     const child = await addIssue(api, a.squadId, { title: 'Task', parentId: mid.id, blockedByIssueIds: [x.id, y.id, x.id] })
     t.same(child.blockedByIssueIds.sort(), [x.id, y.id].sort(), 'duplicates collapse')
     const got = (await api.call('GET', `/api/issues/${child.id}`, undefined, a.agentToken)).body.issue
-    t.same(got.ancestors, [
-      { id: mid.id, identifier: mid.identifier, title: 'Story', status: 'todo' },
-      { id: top.id, identifier: top.identifier, title: 'Epic', status: 'todo' },
-    ], 'ancestors, nearest first')
+    t.same(
+      got.ancestors,
+      [
+        { id: mid.id, identifier: mid.identifier, title: 'Story', status: 'todo' },
+        { id: top.id, identifier: top.identifier, title: 'Epic', status: 'todo' },
+      ],
+      'ancestors, nearest first',
+    )
     t.same(ids(got.blockedBy).sort(), [x.id, y.id].sort())
     t.same(Object.keys(got.blockedBy[0]).sort(), ['id', 'identifier', 'status', 'title'])
     t.same(ids((await api.call('GET', `/api/issues/${x.id}`)).body.issue.blocks), [child.id], 'blocks is the reverse edge')
     t.equal((await api.call('GET', `/api/issues/${child.identifier}`)).body.issue.id, child.id, 'an identifier works in place of the id')
     t.equal((await api.call('GET', `/api/issues/${child.identifier.toLowerCase()}`)).body.issue.id, child.id, 'case-insensitively')
-    isError(t, await api.call('GET', `/api/issues/${child.id}`, undefined, b.agentToken), 404, 'not_found', 'another squad\'s agent')
-    isError(t, await api.call('GET', `/api/issues/${child.identifier}`, undefined, b.agentToken), 404, 'not_found', 'another squad\'s agent by identifier')
+    isError(t, await api.call('GET', `/api/issues/${child.id}`, undefined, b.agentToken), 404, 'not_found', "another squad's agent")
+    isError(t, await api.call('GET', `/api/issues/${child.identifier}`, undefined, b.agentToken), 404, 'not_found', "another squad's agent by identifier")
     isError(t, await api.call('GET', '/api/issues/ENGI-999'), 404, 'not_found', 'unknown identifier')
     isError(t, await api.call('GET', '/api/issues/not-an-id'), 404, 'not_found', 'malformed id')
 
@@ -114,8 +136,8 @@ eachBackend(t, 'issues', async (t, api) => {
     t.same(await list('?q=rotate%20nightly'), [i1.id], 'q: every word')
     t.same(await list('?q=%22release%20notes%22'), [i3.id], 'q: a quoted phrase')
     t.same(await list('?q=the'), [], 'q: only stop words finds nothing')
-    t.same(await list("?q=a%27%20%26%20%7C%20!%20(%20:*"), [], 'q: operator characters are plain text')
-    t.same(await list('?q=rotate', s.agentToken), [i1.id], 'never another squad\'s issues')
+    t.same(await list('?q=a%27%20%26%20%7C%20!%20(%20:*'), [], 'q: operator characters are plain text')
+    t.same(await list('?q=rotate', s.agentToken), [i1.id], "never another squad's issues")
     // A prefix that English stemming would change (DOCS → doc) is still found by identifier.
     const docs = await api.call('POST', '/api/squads', { name: 'Docs' })
     t.equal(docs.body.squad.issuePrefix, 'DOCS')
@@ -157,7 +179,7 @@ eachBackend(t, 'issues', async (t, api) => {
 
     // Who may PATCH.
     isError(t, await patch(issue.id, { title: 'x' }, bob.token), 403, 'forbidden', 'an agent PATCHes an issue assigned to another')
-    isError(t, await patch(issue.id, { title: 'x' }, other.agentToken), 404, 'not_found', 'another squad\'s agent')
+    isError(t, await patch(issue.id, { title: 'x' }, other.agentToken), 404, 'not_found', "another squad's agent")
     const mine = await patch(issue.id, { title: 'Work, refined', description: 'Details', priority: 'critical' }, s.agentToken)
     t.equal(mine.status, 200)
     t.match(mine.body.issue, { title: 'Work, refined', description: 'Details', priority: 'critical' })
@@ -171,7 +193,11 @@ eachBackend(t, 'issues', async (t, api) => {
     const done = await patch(issue.id, { status: 'done', comment: 'Shipped it.' }, s.agentToken)
     t.same([done.body.issue.status, done.body.issue.checkoutAgentId, done.body.issue.checkedOutAt], ['done', null, null], 'done clears the checkout')
     const comments = (await api.call('GET', `/api/issues/${issue.id}/comments`)).body.comments
-    t.same(comments.map((c: any) => [c.body, c.authorType, c.authorId]), [['Shipped it.', 'agent', s.agentId]], 'the optional comment is attached')
+    t.same(
+      comments.map((c: any) => [c.body, c.authorType, c.authorId]),
+      [['Shipped it.', 'agent', s.agentId]],
+      'the optional comment is attached',
+    )
     const changed = (await activityOf(api, s.squadId, `entityId=${issue.id}`)).find((e) => e.action === 'issue.status_changed' && e.details.to === 'done')
     t.match(changed, { details: { from: 'in_review', to: 'done', commentId: comments[0].id }, agentId: s.agentId })
 
@@ -196,31 +222,38 @@ eachBackend(t, 'issues', async (t, api) => {
     t.same((await patch(blocked.id, { title: 'Blocked still' })).body.issue.blockedByIssueIds, [b2.id], 'absent leaves it alone')
     t.same((await patch(blocked.id, { blockedByIssueIds: [] })).body.issue.blockedByIssueIds, [], '[] clears')
     isError(t, await patch(blocked.id, { blockedByIssueIds: [blocked.id] }), 400, 'invalid_payload', 'self-block')
-    isError(t, await patch(blocked.id, { blockedByIssueIds: [b1.id, foreign.id] }), 400, 'invalid_payload', 'another squad\'s issue')
+    isError(t, await patch(blocked.id, { blockedByIssueIds: [b1.id, foreign.id] }), 400, 'invalid_payload', "another squad's issue")
     isError(t, await patch(blocked.id, { blockedByIssueIds: [unknownId] }), 400, 'invalid_payload', 'unknown issue')
     isError(t, await patch(blocked.id, { blockedByIssueIds: ['nope'] }), 400, 'invalid_payload', 'not a UUID')
     t.same((await api.call('GET', `/api/issues/${blocked.id}`)).body.issue.blockedByIssueIds, [], 'failed PATCHes change nothing')
     // Concurrent replacements of one blocker set: each answers 200 and one of them wins whole.
     const sets = [[b1.id], [b2.id], [b1.id, b2.id], [], [b2.id, b1.id], [b1.id], [b2.id], [b1.id, b2.id]]
     const raced = await Promise.all(sets.map((set) => patch(blocked.id, { blockedByIssueIds: set })))
-    t.same(raced.map((r) => r.status), sets.map(() => 200), 'no concurrent PATCH fails')
+    t.same(
+      raced.map((r) => r.status),
+      sets.map(() => 200),
+      'no concurrent PATCH fails',
+    )
     const final = (await api.call('GET', `/api/issues/${blocked.id}`)).body.issue.blockedByIssueIds.sort()
-    t.ok(sets.some((set) => JSON.stringify([...set].sort()) === JSON.stringify(final)), 'the stored set is one that was sent')
+    t.ok(
+      sets.some((set) => JSON.stringify([...set].sort()) === JSON.stringify(final)),
+      'the stored set is one that was sent',
+    )
     await patch(blocked.id, { blockedByIssueIds: [] })
     isError(t, await patch(blocked.id, { parentId: b1.id }), 400, 'invalid_payload', 'parentId is not a PATCH field')
     isError(t, await patch(blocked.id, { title: '' }), 400, 'invalid_payload', 'empty title')
     isError(t, await patch(unknownId, { title: 'x' }), 404, 'not_found', 'unknown issue')
 
     // Agents create issues and comment on any issue of their squad, but change only their own.
-    const bobs = await addIssue(api, s.squadId, { title: 'Bob\'s', assigneeAgentId: bob.id }, s.agentToken)
+    const bobs = await addIssue(api, s.squadId, { title: "Bob's", assigneeAgentId: bob.id }, s.agentToken)
     t.equal(bobs.assigneeAgentId, bob.id, 'an agent may delegate')
     t.equal((await api.call('POST', `/api/issues/${bobs.id}/comments`, { body: 'FYI' }, s.agentToken)).status, 201, 'comment on any issue of the squad')
-    isError(t, await api.call('POST', `/api/issues/${foreign.id}/comments`, { body: 'hi' }, s.agentToken), 404, 'not_found', 'comment on another squad\'s issue')
-    isError(t, await patch(bobs.id, { status: 'done' }, s.agentToken), 403, 'forbidden', 'PATCH of someone else\'s issue')
+    isError(t, await api.call('POST', `/api/issues/${foreign.id}/comments`, { body: 'hi' }, s.agentToken), 404, 'not_found', "comment on another squad's issue")
+    isError(t, await patch(bobs.id, { status: 'done' }, s.agentToken), 403, 'forbidden', "PATCH of someone else's issue")
 
     // DELETE: Operator only.
     isError(t, await api.call('DELETE', `/api/issues/${b1.id}`, undefined, s.agentToken), 403, 'forbidden', 'agent deletes')
-    isError(t, await api.call('DELETE', `/api/issues/${b1.id}`, undefined, other.agentToken), 404, 'not_found', 'another squad\'s agent deletes')
+    isError(t, await api.call('DELETE', `/api/issues/${b1.id}`, undefined, other.agentToken), 404, 'not_found', "another squad's agent deletes")
     const child = await addIssue(api, s.squadId, { title: 'child of b1', parentId: b1.id, blockedByIssueIds: [b1.id] })
     const del = await api.call('DELETE', `/api/issues/${b1.id}`)
     t.same([del.status, del.body], [200, { ok: true }])
@@ -228,7 +261,10 @@ eachBackend(t, 'issues', async (t, api) => {
     isError(t, await api.call('DELETE', `/api/issues/${b1.id}`), 404, 'not_found', 'deleted twice')
     const orphan = (await api.call('GET', `/api/issues/${child.id}`)).body.issue
     t.same([orphan.parentId, orphan.blockedByIssueIds], [null, []], 'children and blockers let go')
-    t.ok((await activityOf(api, s.squadId, `entityId=${b1.id}`)).some((e) => e.action === 'issue.deleted'), 'the deletion is in the audit trail')
+    t.ok(
+      (await activityOf(api, s.squadId, `entityId=${b1.id}`)).some((e) => e.action === 'issue.deleted'),
+      'the deletion is in the audit trail',
+    )
     t.equal((await addIssue(api, s.squadId, { title: 'after delete' })).number ?? null, null, 'numbers are not exposed beyond the identifier')
   })
 
@@ -243,7 +279,7 @@ eachBackend(t, 'issues', async (t, api) => {
     const backlog = await mk('backlog', 'backlog', 'critical')
     await mk('done', 'done', 'critical')
     await mk('cancelled', 'cancelled', 'critical')
-    await mk('bob\'s', 'todo', 'critical', bob.id)
+    await mk("bob's", 'todo', 'critical', bob.id)
     await addIssue(api, s.squadId, { title: 'unassigned', priority: 'critical' })
     const prog = await addIssue(api, s.squadId, { title: 'checked out', priority: 'low' })
     await api.call('POST', `/api/issues/${prog.id}/checkout`, { agentId: s.agentId }, s.agentToken)
@@ -251,7 +287,11 @@ eachBackend(t, 'issues', async (t, api) => {
     const inbox = await api.call('GET', '/api/agents/me/inbox-lite', undefined, s.agentToken)
     t.equal(inbox.status, 200)
     const items = inbox.body.items
-    t.same(items.map((i: any) => i.priority), ['critical', 'high', 'medium', 'low', 'low'], 'sorted critical → low')
+    t.same(
+      items.map((i: any) => i.priority),
+      ['critical', 'high', 'medium', 'low', 'low'],
+      'sorted critical → low',
+    )
     t.same(ids(items.slice(0, 3)), [crit.id, high.id, med.id])
     t.same(ids(items.slice(3)).sort(), [low.id, prog.id].sort(), 'default statuses: todo, in_progress, in_review, blocked')
     t.same(Object.keys(items[0]).sort(), ['id', 'identifier', 'priority', 'status', 'title'])

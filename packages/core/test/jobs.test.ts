@@ -112,7 +112,11 @@ t.test('two nodes race to claim 200 queued wakes: each run exactly once [postgre
   const [ranA, ranB] = await Promise.all([nodeA.jobs.drain(), nodeB.jobs.drain()])
   t.equal(ranA + ranB, 200, `every job claimed once (A ${ranA}, B ${ranB})`)
   t.equal(seen.size, 200, 'every run woken')
-  t.same([...seen.values()].filter((n) => n !== 1), [], 'no run woken twice')
+  t.same(
+    [...seen.values()].filter((n) => n !== 1),
+    [],
+    'no run woken twice',
+  )
   const runs = await nodeA.storage.heartbeatRuns.list({ squadId: s.squadId, statuses: ['succeeded'], limit: 500 })
   t.equal(runs.length, 200, 'all succeeded')
 })
@@ -121,7 +125,15 @@ t.test('two nodes race to claim 200 queued wakes: each run exactly once [postgre
 t.test('a node killed with SIGKILL mid-run: the run ends timed_out with node_lost [postgres]', testDatabaseUrl ? {} : { skip: 'set SLAW_TEST_DATABASE_URL' }, async (t) => {
   const db = await freshDatabase()
   const survivorClock = fakeClock()
-  const survivor = await createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, masterKey: testMasterKey, logger: false, jobs: false, now: survivorClock.now, adapters: [steeredAdapter('process')] })
+  const survivor = await createInstance({
+    storage: pgStorage({ url: db.url, max: 4 }),
+    operatorKey: operatorToken,
+    masterKey: testMasterKey,
+    logger: false,
+    jobs: false,
+    now: survivorClock.now,
+    adapters: [steeredAdapter('process')],
+  })
   const child = spawn(process.execPath, [...nodeEntry(new URL('./helpers/run-node.ts', import.meta.url)), db.url], { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(async () => {
     child.kill('SIGKILL')
@@ -154,7 +166,8 @@ t.test('a node killed with SIGKILL mid-run: the run ends timed_out with node_los
   await new Promise((resolve) => child.once('exit', resolve))
   const sqlClient = postgres(db.url, { max: 1, onnotice: () => undefined })
   t.teardown(() => sqlClient.end())
-  const runJob = async () => (await sqlClient<Array<{ status: string; locked_by: string; locked_until: Date; attempts: number }>>`select status, locked_by, locked_until, attempts from jobs where kind = 'heartbeat_run'`)[0]!
+  const runJob = async () =>
+    (await sqlClient<Array<{ status: string; locked_by: string; locked_until: Date; attempts: number }>>`select status, locked_by, locked_until, attempts from jobs where kind = 'heartbeat_run'`)[0]!
   const held = await runJob()
   const lockedUntil = held.locked_until.getTime()
   // Decided by the lease the dead node last wrote, not by the wall clock. The survivor's drain may

@@ -16,7 +16,10 @@ eachBackend(t, 'keys', async (t, api) => {
 
     const list = await api.call('GET', `/api/agents/${s.agentId}/keys`)
     t.equal(list.status, 200)
-    t.same(list.body.keys.map((k: any) => k.name), ['test', 'ci'])
+    t.same(
+      list.body.keys.map((k: any) => k.name),
+      ['test', 'ci'],
+    )
     for (const k of list.body.keys) t.same(Object.keys(k).sort(), ['createdAt', 'expiresAt', 'id', 'name'], 'no token, no hash')
     t.notOk(JSON.stringify(list.body).includes(token), 'the token is not in the list')
     t.notOk(JSON.stringify(list.body).includes(s.agentToken))
@@ -45,7 +48,10 @@ eachBackend(t, 'keys', async (t, api) => {
     const otherKeyId = (await api.call('GET', `/api/agents/${other.agentId}/keys`)).body.keys[0].id
     isError(t, await api.call('DELETE', `/api/agents/${s.agentId}/keys/${otherKeyId}`), 404, 'not_found', 'a key of another agent')
     t.equal((await api.call('GET', '/api/agents/me', undefined, other.agentToken)).status, 200, 'that key still works')
-    t.notOk((await api.call('GET', `/api/agents/${s.agentId}/keys`)).body.keys.some((k: any) => k.id === created.body.key.id), 'revoked keys leave the list')
+    t.notOk(
+      (await api.call('GET', `/api/agents/${s.agentId}/keys`)).body.keys.some((k: any) => k.id === created.body.key.id),
+      'revoked keys leave the list',
+    )
 
     // Activity records key events without tokens or hashes.
     const entries = await activityOf(api, s.squadId, `entityId=${s.agentId}`)
@@ -73,7 +79,13 @@ eachBackend(t, 'keys', async (t, api) => {
       isError(t, await api.call('GET', '/api/squads', undefined, null, { authorization: header }), 401, 'unauthorized', label)
     }
     t.equal((await api.call('GET', '/api/squads', undefined, null, { authorization: `bearer ${s.agentToken}` })).status, 200, 'the scheme is case-insensitive (RFC 7235)')
-    isError(t, await api.call('GET', '/api/squads', undefined, 'slaw_ak_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', { 'x-svc-run-id': 'bad' }), 401, 'unauthorized', 'an unknown key comes before a bad run id')
+    isError(
+      t,
+      await api.call('GET', '/api/squads', undefined, 'slaw_ak_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', { 'x-svc-run-id': 'bad' }),
+      401,
+      'unauthorized',
+      'an unknown key comes before a bad run id',
+    )
     // An unauthenticated caller learns nothing about a route's schema.
     isError(t, await api.call('POST', '/api/squads', { nope: 1 }, null), 401, 'unauthorized', 'no key, invalid body')
 
@@ -102,7 +114,10 @@ eachBackend(t, 'keys', async (t, api) => {
 
     const list = await api.call('GET', '/api/operator-keys')
     t.equal(list.status, 200)
-    t.same(list.body.keys.map((k: any) => k.name), ['bootstrap (SVC_OPERATOR_KEY)', 'laptop'])
+    t.same(
+      list.body.keys.map((k: any) => k.name),
+      ['bootstrap (SVC_OPERATOR_KEY)', 'laptop'],
+    )
     for (const k of list.body.keys) t.same(Object.keys(k).sort(), ['createdAt', 'expiresAt', 'id', 'name'])
     t.notOk(JSON.stringify(list.body).includes(token))
 
@@ -118,6 +133,9 @@ eachBackend(t, 'keys', async (t, api) => {
     const agentKeyId = (await api.call('GET', `/api/agents/${s.agentId}/keys`)).body.keys[0].id
     isError(t, await api.call('DELETE', `/api/operator-keys/${agentKeyId}`), 404, 'not_found', 'an agent key is not an operator key')
     t.equal((await api.call('GET', '/api/agents/me', undefined, s.agentToken)).status, 200)
-    t.same((await api.call('GET', '/api/operator-keys')).body.keys.map((k: any) => k.name), ['bootstrap (SVC_OPERATOR_KEY)'])
+    t.same(
+      (await api.call('GET', '/api/operator-keys')).body.keys.map((k: any) => k.name),
+      ['bootstrap (SVC_OPERATOR_KEY)'],
+    )
   })
 })

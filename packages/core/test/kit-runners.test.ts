@@ -48,7 +48,11 @@ t.test('node:test: every check is a subtest and passes for a correct provider', 
 t.test('node:test: a provider that leaks part of a value fails the check that names it', async (t) => {
   const run = nodeTest({ SLAW_KIT_FAULT: 'leak' })
   t.not(run.status, 0, 'node --test fails')
-  t.match(run.stdout, /not ok \d+ - secret provider contract: a broken backend fails clearly|not ok \d+ - secret provider contract: store then resolve round-trips values/, 'the failing check is named')
+  t.match(
+    run.stdout,
+    /not ok \d+ - secret provider contract: a broken backend fails clearly|not ok \d+ - secret provider contract: store then resolve round-trips values/,
+    'the failing check is named',
+  )
 })
 
 t.test('collectingContractTest: done() resolves for a correct provider, after every check ran', async (t) => {
@@ -56,7 +60,10 @@ t.test('collectingContractTest: done() resolves for a correct provider, after ev
   await secretProviderContract(kit, () => localEncryptedProvider(() => key), options)
   await kit.done()
   t.same([...kit.failures.keys()], [], 'no failures')
-  t.ok(kit.skipped.some((s) => s.name.endsWith('resolve of a deleted ref throws not_found')), 'skips are recorded with their reason')
+  t.ok(
+    kit.skipped.some((s) => s.name.endsWith('resolve of a deleted ref throws not_found')),
+    'skips are recorded with their reason',
+  )
 })
 
 t.test('collectingContractTest: done() throws one error naming every failed check', async (t) => {

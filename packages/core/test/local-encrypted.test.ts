@@ -33,20 +33,29 @@ t.test('local_encrypted: AES-256-GCM envelopes bound to the secret and version; 
   t.match(await code({ ref: 'garbage', config: {}, secretId: id, version: 1 }), /^not_found/)
   t.match(await code({ ref, config: {} }), /^invalid_config/, 'slaw always passes the secret id and version')
   const wrong = localEncryptedProvider(() => MasterKey.generate())
-  t.match(await (async () => {
-    try {
-      await wrong.resolve({ ref, config: {}, secretId: id, version: 1 })
-      return 'resolved'
-    } catch (err) {
-      return `${(err as SecretProviderError).code}: ${(err as Error).message}`
-    }
-  })(), /^access_denied: .*master key .*SVC_MASTER_KEY/, 'a node with another key says which key and names SVC_MASTER_KEY')
+  t.match(
+    await (async () => {
+      try {
+        await wrong.resolve({ ref, config: {}, secretId: id, version: 1 })
+        return 'resolved'
+      } catch (err) {
+        return `${(err as SecretProviderError).code}: ${(err as Error).message}`
+      }
+    })(),
+    /^access_denied: .*master key .*SVC_MASTER_KEY/,
+    'a node with another key says which key and names SVC_MASTER_KEY',
+  )
   t.match(await p.health({}), { ok: true })
 })
 
 t.test('sensitive provider configuration: keys at any depth and credential-looking values', async (t) => {
   t.same(findSensitiveConfig({ region: 'eu', kmsKeyId: 'alias/x', secretPrefix: 'slaw/', timeoutMs: 5, address: 'https://vault:8200' }), [], 'settings pass')
-  t.same(findSensitiveConfig({ a: [{ b: { aws_secret_access_key: 'x' } }], token: 'y', Password: 'z', 'client-secret': 'w' }), ['/a/0/b/aws_secret_access_key', '/token', '/Password', '/client-secret'])
+  t.same(findSensitiveConfig({ a: [{ b: { aws_secret_access_key: 'x' } }], token: 'y', Password: 'z', 'client-secret': 'w' }), [
+    '/a/0/b/aws_secret_access_key',
+    '/token',
+    '/Password',
+    '/client-secret',
+  ])
   t.same(findSensitiveConfig({ headers: ['Authorization: Bearer abcdefghijklmnopqrstuv'] }), ['/headers/0'], 'a bearer token in a value')
   t.same(findSensitiveConfig({ pem: 'x', note: '-----BEGIN RSA PRIVATE KEY-----\nMII\n-----END RSA PRIVATE KEY-----' }), ['/pem', '/note'])
 })

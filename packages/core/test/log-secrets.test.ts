@@ -8,7 +8,11 @@ import { lazyRequestLogger } from '../src/http/request-logger.js'
 
 const operator = 'slaw_op_log_secrets_test_key_0001'
 
-async function logsOf(logger: InstanceOptions['logger'], lines: () => string, fn: (inject: (url: string, headers?: Record<string, string>) => Promise<number>, log: pino.Logger) => Promise<void>): Promise<string> {
+async function logsOf(
+  logger: InstanceOptions['logger'],
+  lines: () => string,
+  fn: (inject: (url: string, headers?: Record<string, string>) => Promise<number>, log: pino.Logger) => Promise<void>,
+): Promise<string> {
   const instance = await createInstance({ storage: await pgliteStorage({ dataDir: 'memory://' }), operatorKey: operator, logger, jobs: false, masterKey: 'a'.repeat(64) })
   try {
     await fn(async (url, headers = {}) => (await instance.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${operator}`, ...headers } })).statusCode, instance.log)
@@ -20,7 +24,10 @@ async function logsOf(logger: InstanceOptions['logger'], lines: () => string, fn
 
 t.test('scrubUrl', async (t) => {
   t.equal(scrubUrl('/api/x'), '/api/x')
-  t.equal(scrubUrl('/api/x?token=abc&limit=5&apiKey=k1&KEY=k2&api_key=k3&secret=s&access_token=a&q=token'), '/api/x?token=[REDACTED]&limit=5&apiKey=[REDACTED]&KEY=[REDACTED]&api_key=[REDACTED]&secret=[REDACTED]&access_token=[REDACTED]&q=token')
+  t.equal(
+    scrubUrl('/api/x?token=abc&limit=5&apiKey=k1&KEY=k2&api_key=k3&secret=s&access_token=a&q=token'),
+    '/api/x?token=[REDACTED]&limit=5&apiKey=[REDACTED]&KEY=[REDACTED]&api_key=[REDACTED]&secret=[REDACTED]&access_token=[REDACTED]&q=token',
+  )
   t.equal(scrubUrl('/api/x?to%6Ben=abc'), '/api/x?to%6Ben=[REDACTED]', 'percent-encoded names too')
 })
 
@@ -32,32 +39,48 @@ t.test('request lines never carry query-string credentials or the Authorization 
   }
   // slaw's own logger (pino options).
   let own = ''
-  const out1 = await logsOf({ level: 'debug', hooks: { streamWrite: (s: string) => ((own += s), '') } } as never, () => own, async (inject, log) => {
-    t.equal(await inject('/api/squads?token=tok_SECRET_1&apiKey=SECRET_2&secret=SECRET_3&limit=5'), 200)
-    log.info({ headers: { authorization: `Bearer ${operator}` }, authorization: `Bearer ${operator}` }, 'something that logs headers')
-  })
+  const out1 = await logsOf(
+    { level: 'debug', hooks: { streamWrite: (s: string) => ((own += s), '') } } as never,
+    () => own,
+    async (inject, log) => {
+      t.equal(await inject('/api/squads?token=tok_SECRET_1&apiKey=SECRET_2&secret=SECRET_3&limit=5'), 200)
+      log.info({ headers: { authorization: `Bearer ${operator}` }, authorization: `Bearer ${operator}` }, 'something that logs headers')
+    },
+  )
   check(out1, 'built-in logger')
   t.match(out1, /"authorization":"\[REDACTED\]"/)
   // A logger of the caller's.
   let theirs = ''
   const stream = new Writable({ write: (c, _e, cb) => ((theirs += c), cb()) })
-  const out2 = await logsOf(pino({ level: 'debug' }, stream), () => theirs, async (inject) => {
-    t.equal(await inject('/api/squads?token=tok_SECRET_1&apiKey=SECRET_2&secret=SECRET_3&limit=5'), 200)
-  })
+  const out2 = await logsOf(
+    pino({ level: 'debug' }, stream),
+    () => theirs,
+    async (inject) => {
+      t.equal(await inject('/api/squads?token=tok_SECRET_1&apiKey=SECRET_2&secret=SECRET_3&limit=5'), 200)
+    },
+  )
   check(out2, 'caller logger')
 })
 
 t.test('request lines are debug: a server logging at info writes none per request', async (t) => {
   let out = ''
-  await logsOf({ level: 'info', hooks: { streamWrite: (s: string) => ((out += s), '') } } as never, () => out, async (inject) => {
-    t.equal(await inject('/api/squads'), 200)
-    t.equal(await inject('/api/squads/not-a-uuid'), 404)
-  })
+  await logsOf(
+    { level: 'info', hooks: { streamWrite: (s: string) => ((out += s), '') } } as never,
+    () => out,
+    async (inject) => {
+      t.equal(await inject('/api/squads'), 200)
+      t.equal(await inject('/api/squads/not-a-uuid'), 404)
+    },
+  )
   t.notOk(out.includes('request completed') || out.includes('incoming request'), 'no access lines at info')
   let debug = ''
-  await logsOf({ level: 'debug', hooks: { streamWrite: (s: string) => ((debug += s), '') } } as never, () => debug, async (inject) => {
-    t.equal(await inject('/api/squads'), 200)
-  })
+  await logsOf(
+    { level: 'debug', hooks: { streamWrite: (s: string) => ((debug += s), '') } } as never,
+    () => debug,
+    async (inject) => {
+      t.equal(await inject('/api/squads'), 200)
+    },
+  )
   const line = debug.split('\n').find((l) => l.includes('request completed'))
   t.ok(line, 'one access line per request at debug')
   t.match(JSON.parse(line!), { level: 20, reqId: String, req: { method: 'GET', url: '/api/squads' }, res: { statusCode: 200 }, responseTime: Number })
@@ -78,7 +101,7 @@ t.test("a request's logger becomes pino's child on its first line at an enabled 
   log.trace('nor this')
   t.equal(children, 0, 'nothing written: no child made')
   t.equal(out, '')
-  t.equal(log.level, 'info', 'the level is the parent\'s')
+  t.equal(log.level, 'info', "the level is the parent's")
   log.warn({ body: { token: 'tok_SECRET' } }, 'written')
   t.equal(children, 1, 'made on the first line written')
   const first = JSON.parse(out.trim())
@@ -104,7 +127,10 @@ t.test('a public trigger fire URL is logged with its id redacted (for signingMod
   let out = ''
   let publicId = ''
   const instance = await createInstance({
-    storage: await pgliteStorage({ dataDir: 'memory://' }), operatorKey: operator, jobs: false, masterKey: 'a'.repeat(64),
+    storage: await pgliteStorage({ dataDir: 'memory://' }),
+    operatorKey: operator,
+    jobs: false,
+    masterKey: 'a'.repeat(64),
     adapters: [{ type: 'process', wake: async () => ({ status: 'succeeded' }) }],
     logger: { level: 'debug', hooks: { streamWrite: (s: string) => ((out += s), '') } } as never,
   })

@@ -4,8 +4,18 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { sql, type Kysely } from 'kysely'
 import {
-  MasterKey, MasterKeyFileModeError, MasterKeyMismatchError, MasterKeyRequiredError, createInstance, localEncryptedProvider, readOrCreateKeyFile, registerEncryptedColumn, rotateMasterKey,
-  type InstanceOptions, type SlawInstance, type Storage,
+  MasterKey,
+  MasterKeyFileModeError,
+  MasterKeyMismatchError,
+  MasterKeyRequiredError,
+  createInstance,
+  localEncryptedProvider,
+  readOrCreateKeyFile,
+  registerEncryptedColumn,
+  rotateMasterKey,
+  type InstanceOptions,
+  type SlawInstance,
+  type Storage,
 } from '@slaw/core'
 import { pgStorage } from '@slaw/storage-pg'
 import { openPglite, pgliteStorage } from '@slaw/storage-pg/pglite'
@@ -125,11 +135,29 @@ for (const backend of durable) {
     const st = await open()
     await t.rejects(rotateMasterKey(st, MasterKey.generate(), k2), /neither the old key/)
     const report = await rotateMasterKey(st, k1, k2)
-    t.same(report.columns.filter((c) => c.rewritten > 0), [{ name: 'secret_versions.ref', rewritten: 2 }, { name: 'test_hooks.secret_enc', rewritten: 1 }], 'every registered column is re-encrypted')
-    t.same(report.columns.map((c) => c.name).sort(), ['agents.webhook_secret', 'routine_triggers.secret_ciphertext', 'secret_versions.ref', 'test_hooks.secret_enc'], 'HMAC trigger and agent webhook secrets are registered too')
-    t.same((await rotateMasterKey(st, k1, k2)).columns.filter((c) => c.rewritten > 0), [], 'running it again finds nothing left')
+    t.same(
+      report.columns.filter((c) => c.rewritten > 0),
+      [
+        { name: 'secret_versions.ref', rewritten: 2 },
+        { name: 'test_hooks.secret_enc', rewritten: 1 },
+      ],
+      'every registered column is re-encrypted',
+    )
+    t.same(
+      report.columns.map((c) => c.name).sort(),
+      ['agents.webhook_secret', 'routine_triggers.secret_ciphertext', 'secret_versions.ref', 'test_hooks.secret_enc'],
+      'HMAC trigger and agent webhook secrets are registered too',
+    )
+    t.same(
+      (await rotateMasterKey(st, k1, k2)).columns.filter((c) => c.rewritten > 0),
+      [],
+      'running it again finds nothing left',
+    )
     const versions = await st.secrets.listVersions(secret.id)
-    t.ok(versions.every((v) => v.keyId === k2.keyId && MasterKey.envelopeKeyId(v.ref) === k2.keyId), 'each version records the new key id')
+    t.ok(
+      versions.every((v) => v.keyId === k2.keyId && MasterKey.envelopeKeyId(v.ref) === k2.keyId),
+      'each version records the new key id',
+    )
     await st.close()
 
     // The old key is refused now; the new key reads every version and the hook secret.
@@ -159,30 +187,34 @@ t.test('embedded storage on disk: the key is generated into the data dir and reu
   await instance.close()
 })
 
-t.test('PostgreSQL without a master key refuses to start, naming masterKey and SVC_MASTER_KEY (a random key would lose every secret at restart)', testDatabaseUrl ? {} : { skip: 'set SLAW_TEST_DATABASE_URL' }, async (t) => {
-  const db = await freshDatabase()
-  t.teardown(() => db.dispose())
-  const storage = pgStorage({ url: db.url, max: 2 })
-  t.teardown(() => storage.close())
-  const refused = await boot(storage).then(
-    () => undefined,
-    (err: unknown) => err,
-  )
-  t.type(refused, MasterKeyRequiredError)
-  t.match((refused as Error).message, /masterKey/)
-  t.match((refused as Error).message, /SVC_MASTER_KEY/)
-  t.equal(await storage.secrets.getMasterKeyId().catch(() => undefined), undefined, 'nothing recorded')
-  // With a key, the same database starts and keeps a secret across a restart.
-  const key = MasterKey.generate()
-  let instance = await boot(pgStorage({ url: db.url, max: 2 }), { masterKey: key })
-  const api = await makeApi(instance, 'postgres')
-  const s = await api.seed('Keyed PG')
-  const secret = (await api.call('POST', `/api/squads/${s.squadId}/secrets`, { name: 'token', value: 'survives' })).body.secret
-  await instance.close()
-  instance = await boot(pgStorage({ url: db.url, max: 2 }), { masterKey: key.toBase64() })
-  t.equal(await instance.services.secrets.resolve(resolveInput(s.squadId, secret.id)), 'survives', 'the restarted node reads it')
-  await instance.close()
-})
+t.test(
+  'PostgreSQL without a master key refuses to start, naming masterKey and SVC_MASTER_KEY (a random key would lose every secret at restart)',
+  testDatabaseUrl ? {} : { skip: 'set SLAW_TEST_DATABASE_URL' },
+  async (t) => {
+    const db = await freshDatabase()
+    t.teardown(() => db.dispose())
+    const storage = pgStorage({ url: db.url, max: 2 })
+    t.teardown(() => storage.close())
+    const refused = await boot(storage).then(
+      () => undefined,
+      (err: unknown) => err,
+    )
+    t.type(refused, MasterKeyRequiredError)
+    t.match((refused as Error).message, /masterKey/)
+    t.match((refused as Error).message, /SVC_MASTER_KEY/)
+    t.equal(await storage.secrets.getMasterKeyId().catch(() => undefined), undefined, 'nothing recorded')
+    // With a key, the same database starts and keeps a secret across a restart.
+    const key = MasterKey.generate()
+    let instance = await boot(pgStorage({ url: db.url, max: 2 }), { masterKey: key })
+    const api = await makeApi(instance, 'postgres')
+    const s = await api.seed('Keyed PG')
+    const secret = (await api.call('POST', `/api/squads/${s.squadId}/secrets`, { name: 'token', value: 'survives' })).body.secret
+    await instance.close()
+    instance = await boot(pgStorage({ url: db.url, max: 2 }), { masterKey: key.toBase64() })
+    t.equal(await instance.services.secrets.resolve(resolveInput(s.squadId, secret.id)), 'survives', 'the restarted node reads it')
+    await instance.close()
+  },
+)
 
 t.test('a storage that does not say it is in memory (a PGlite on disk passed as a client) refuses to start without a key', async (t) => {
   const dir = await tempDir(t)

@@ -78,8 +78,22 @@ function towerThatSynced(): TowerClient {
     async close() {},
     async status() {
       return {
-        state: 'connected', mode: 'enforce', towerUrl: 'https://tower.invalid', enrollmentState: 'active', gated: false, instanceId: null, machineId: null, leader: true,
-        lastHeartbeatAt: lastSyncAt, lastSyncAt, spoolDepth: 7, oldestUnsentAt: null, appliedLimitVersion: null, appliedSkillCatalogVersion: null, limit: null, lastError: null,
+        state: 'connected',
+        mode: 'enforce',
+        towerUrl: 'https://tower.invalid',
+        enrollmentState: 'active',
+        gated: false,
+        instanceId: null,
+        machineId: null,
+        leader: true,
+        lastHeartbeatAt: lastSyncAt,
+        lastSyncAt,
+        spoolDepth: 7,
+        oldestUnsentAt: null,
+        appliedLimitVersion: null,
+        appliedSkillCatalogVersion: null,
+        limit: null,
+        lastError: null,
       } as TowerStatus
     },
   } as TowerClient
@@ -104,7 +118,10 @@ eachBackend(
     let m = await scrape()
     t.equal(sample(m, 'slaw_wakes_refused_total{reason="budget"}'), 0, 'refusal reasons start at 0')
     t.equal(sample(m, 'slaw_run_starts_deferred_total{reason="concurrency_cap"}'), 0)
-    t.notOk([...m.keys()].some((k) => k.startsWith('slaw_runs_in_flight{')), 'no run in flight')
+    t.notOk(
+      [...m.keys()].some((k) => k.startsWith('slaw_runs_in_flight{')),
+      'no run in flight',
+    )
 
     // A run that takes 90 s (the instance clock) and succeeds, one that fails at once.
     h.adapter.next = async () => {
@@ -139,12 +156,24 @@ eachBackend(
     await wake(s.agentId)
 
     // Spend this month: a priced event and an unpriced one; another squad spends less (maxSquads is 1).
-    await api.call('POST', `/api/squads/${s.squadId}/cost-events`, { agentId: s.agentId, model: 'gpt-5', inputTokens: 100, outputTokens: 40, cachedInputTokens: 20, cacheWriteTokens: 5, costCents: 250 })
+    await api.call('POST', `/api/squads/${s.squadId}/cost-events`, {
+      agentId: s.agentId,
+      model: 'gpt-5',
+      inputTokens: 100,
+      outputTokens: 40,
+      cachedInputTokens: 20,
+      cacheWriteTokens: 5,
+      costCents: 250,
+    })
     await api.call('POST', `/api/squads/${s.squadId}/cost-events`, { agentId: s.agentId, model: 'gpt-5', inputTokens: 10, outputTokens: 5, costCents: 0, costStatus: 'unpriced' })
     const other = await h.squadWithAgent(api, 'otto')
     await api.call('POST', `/api/squads/${other.squadId}/cost-events`, { agentId: other.agentId, model: 'gpt-5', inputTokens: 1, outputTokens: 1, costCents: 3 })
     // Pending approvals: two in the first squad, one in the other (left out: maxSquads is 1).
-    for (const [sq, agent] of [[s.squadId, s.agentId], [s.squadId, s.agentId], [other.squadId, other.agentId]] as const) {
+    for (const [sq, agent] of [
+      [s.squadId, s.agentId],
+      [s.squadId, s.agentId],
+      [other.squadId, other.agentId],
+    ] as const) {
       t.equal((await api.call('POST', `/api/squads/${sq}/approvals`, { type: 'request_board_approval', requestedByAgentId: agent, payload: { title: 'a', summary: 'b' } })).status, 201)
     }
 
@@ -185,7 +214,11 @@ eachBackend(
     for (const a of approvals) await api.call('POST', `/api/approvals/${a.id}/reject`, { decisionNote: 'no' })
     m = await scrape()
     t.notOk(m.has(`slaw_squad_pending_approvals{${sq}}`), 'no pending approval: no sample')
-    t.equal(sample(m, `slaw_squad_pending_approvals{squad="${other.squadId}",squad_name="${(await api.call('GET', `/api/squads/${other.squadId}`)).body.squad.name}"}`), 1, 'the other squad moves into the list')
+    t.equal(
+      sample(m, `slaw_squad_pending_approvals{squad="${other.squadId}",squad_name="${(await api.call('GET', `/api/squads/${other.squadId}`)).body.squad.name}"}`),
+      1,
+      'the other squad moves into the list',
+    )
 
     // Budget hard stops: an agent whose month budget is spent (the budget paused it), and a squad
     // whose month budget is spent (the checkout guard).
@@ -213,7 +246,8 @@ t.test('two nodes on one PostgreSQL database: counters per node, storage figures
   const db = await freshDatabase({ migrated: true })
   const adapterA = steeredAdapter('process')
   const adapterB = steeredAdapter('process')
-  const make = (adapter: AgentAdapter) => createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, masterKey: testMasterKey, adapters: [adapter], logger: false, jobs: false })
+  const make = (adapter: AgentAdapter) =>
+    createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, masterKey: testMasterKey, adapters: [adapter], logger: false, jobs: false })
   const a = await makeApi(await make(adapterA), 'postgres')
   const b = await makeApi(await make(adapterB), 'postgres')
   t.teardown(async () => {
@@ -246,7 +280,10 @@ t.test('two nodes on one PostgreSQL database: counters per node, storage figures
   t.equal(ma.get('slaw_wakes_refused_total{reason="agent_paused"}'), 0)
   t.equal(mb.get('slaw_wakes_refused_total{reason="agent_paused"}'), 1, 'B refused the wake: the sum over nodes is 1')
   const sq = `squad="${s.squadId}",squad_name="${squadName}"`
-  for (const [node, m] of [['A', ma], ['B', mb]] as const) {
+  for (const [node, m] of [
+    ['A', ma],
+    ['B', mb],
+  ] as const) {
     t.equal(m.get('slaw_runs_in_flight{status="queued",adapter="process"}'), 1, `node ${node}: the one queued run of the instance`)
     t.equal(m.get(`slaw_squad_month_spend_cents{${sq}}`), 42, `node ${node}: the instance's month spend`)
     t.equal(m.get(`slaw_squad_month_tokens{${sq},kind="input"}`), 3)

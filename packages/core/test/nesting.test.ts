@@ -17,14 +17,32 @@ eachBackend(t, 'JSON nesting depth', async (t, api) => {
   }
 
   const targets: Array<[string, string, (inner: string) => string, () => Promise<number>]> = [
-    ['interaction payload', `/api/issues/${issue.id}/interactions`, (x) => `{"kind":"request_confirmation","payload":{"q":${x}}}`, async () => (await api.call('GET', `/api/issues/${issue.id}/interactions`)).body.interactions.length],
-    ['workspace metadata', `/api/projects/${project.body.project.id}/workspaces`, (x) => `{"name":"w","metadata":{"m":${x}}}`, async () => (await api.call('GET', `/api/projects/${project.body.project.id}/workspaces`)).body.workspaces.length],
-    ['agent permissions', `/api/agents/${s.agentId}/permissions`, (x) => `{"p":${x}}`, async () => Object.keys((await api.call('GET', `/api/agents/${s.agentId}`)).body.agent.permissions ?? {}).length],
+    [
+      'interaction payload',
+      `/api/issues/${issue.id}/interactions`,
+      (x) => `{"kind":"request_confirmation","payload":{"q":${x}}}`,
+      async () => (await api.call('GET', `/api/issues/${issue.id}/interactions`)).body.interactions.length,
+    ],
+    [
+      'workspace metadata',
+      `/api/projects/${project.body.project.id}/workspaces`,
+      (x) => `{"name":"w","metadata":{"m":${x}}}`,
+      async () => (await api.call('GET', `/api/projects/${project.body.project.id}/workspaces`)).body.workspaces.length,
+    ],
+    [
+      'agent permissions',
+      `/api/agents/${s.agentId}/permissions`,
+      (x) => `{"p":${x}}`,
+      async () => Object.keys((await api.call('GET', `/api/agents/${s.agentId}`)).body.agent.permissions ?? {}).length,
+    ],
   ]
   for (const [label, url, wrap, count] of targets) {
     const method = label === 'agent permissions' ? 'PATCH' : 'POST'
     const before = await count()
-    for (const [what, inner] of [['objects', nested(5000)], ['arrays', nestedArray(5000)]] as const) {
+    for (const [what, inner] of [
+      ['objects', nested(5000)],
+      ['arrays', nestedArray(5000)],
+    ] as const) {
       const res = await send(method, url, wrap(inner))
       isError(t, { status: res.status, body: res.body, headers: res.headers }, 400, 'invalid_payload', `${label}: 5,000 levels of ${what}`)
       t.match(res.body.error, /nested deeper than 32/)

@@ -18,7 +18,11 @@ function registeredRoutes(tree: string): string[] {
     stack[depth] = m[2]!
     stack.length = depth + 1
     const path = stack.join('').replace(/:(\w+)/g, '{$1}')
-    for (const method of (m[3] ?? '').split(',').map((x) => x.trim()).filter(Boolean)) out.push(`${method} ${path}`)
+    for (const method of (m[3] ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean))
+      out.push(`${method} ${path}`)
   }
   return out
 }
@@ -33,7 +37,7 @@ function resolvePointer(doc: unknown, ref: string): unknown {
 }
 
 function refsIn(node: unknown, out: string[] = []): string[] {
-  if (Array.isArray(node)) node.forEach((n) => refsIn(n, out))
+  if (Array.isArray(node)) for (const n of node) refsIn(n, out)
   else if (node && typeof node === 'object') {
     for (const [k, v] of Object.entries(node)) {
       if (k === '$ref' && typeof v === 'string') out.push(v)
@@ -59,8 +63,7 @@ eachBackend(t, 'openapi: a valid OpenAPI 3 document of every route', async (t, a
   t.same(doc.security, [{ bearer: [] }])
 
   // Every registered route is documented, and the document lists nothing that is not served.
-  const served = registeredRoutes(api.instance.app.printRoutes({ commonPrefix: false }))
-    .filter((r) => !r.startsWith('HEAD ') && !r.startsWith('OPTIONS ') && r !== 'GET /api/openapi.json')
+  const served = registeredRoutes(api.instance.app.printRoutes({ commonPrefix: false })).filter((r) => !r.startsWith('HEAD ') && !r.startsWith('OPTIONS ') && r !== 'GET /api/openapi.json')
   const documented: string[] = []
   for (const [path, item] of Object.entries<Record<string, unknown>>(doc.paths)) {
     for (const method of Object.keys(item).filter((k) => httpMethods.includes(k))) documented.push(`${method.toUpperCase()} ${path}`)
@@ -89,11 +92,33 @@ eachBackend(t, 'openapi: a valid OpenAPI 3 document of every route', async (t, a
 
   // Records are named components, and responses refer to them rather than repeat them.
   const names = Object.keys(doc.components.schemas)
-  for (const name of ['Squad', 'Agent', 'Issue', 'IssueDetail', 'HeartbeatRun', 'Approval', 'Comment', 'Goal', 'Project', 'Routine', 'RoutineTrigger', 'Secret', 'CostEvent', 'SquadBudget', 'AgentBudget', 'ActivityEntry', 'ErrorBody']) {
+  for (const name of [
+    'Squad',
+    'Agent',
+    'Issue',
+    'IssueDetail',
+    'HeartbeatRun',
+    'Approval',
+    'Comment',
+    'Goal',
+    'Project',
+    'Routine',
+    'RoutineTrigger',
+    'Secret',
+    'CostEvent',
+    'SquadBudget',
+    'AgentBudget',
+    'ActivityEntry',
+    'ErrorBody',
+  ]) {
     t.ok(names.includes(name), `components.schemas.${name}`)
   }
   t.same(doc.paths['/api/issues/{id}/checkout'].post.responses['200'].content['application/json'].schema.properties.issue, { $ref: '#/components/schemas/Issue' })
-  t.same(doc.paths['/api/squads/{squadId}/dashboard'].get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/DashboardSummary' }, 'a named whole response is a component too')
+  t.same(
+    doc.paths['/api/squads/{squadId}/dashboard'].get.responses['200'].content['application/json'].schema,
+    { $ref: '#/components/schemas/DashboardSummary' },
+    'a named whole response is a component too',
+  )
   const errorProblems: string[] = []
   for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
     for (const method of Object.keys(item).filter((k) => httpMethods.includes(k))) {
@@ -135,7 +160,17 @@ eachBackend(t, 'openapi: a valid OpenAPI 3 document of every route', async (t, a
   }
   t.same(problems, [], 'every operation is fully described')
 
-  const withBody = ['/api/squads', '/api/squads/{squadId}/agents', '/api/squads/{squadId}/issues', '/api/issues/{id}/checkout', '/api/issues/{id}/comments', '/api/issues/{id}/interactions', '/api/agents/{id}/keys', '/api/operator-keys', '/api/squads/{squadId}/activity']
+  const withBody = [
+    '/api/squads',
+    '/api/squads/{squadId}/agents',
+    '/api/squads/{squadId}/issues',
+    '/api/issues/{id}/checkout',
+    '/api/issues/{id}/comments',
+    '/api/issues/{id}/interactions',
+    '/api/agents/{id}/keys',
+    '/api/operator-keys',
+    '/api/squads/{squadId}/activity',
+  ]
   for (const path of withBody) {
     const schema = doc.paths[path]?.post?.requestBody?.content?.['application/json']?.schema
     t.ok(schema && (schema.type === 'object' || schema.$ref), `POST ${path} documents its body`)
@@ -144,7 +179,14 @@ eachBackend(t, 'openapi: a valid OpenAPI 3 document of every route', async (t, a
   t.same(create.required, ['title'])
   t.equal(create.additionalProperties, false)
   t.ok(create.properties.blockedByIssueIds, 'body fields are listed')
-  t.same(doc.paths['/api/squads/{squadId}/issues'].get.parameters.filter((p: any) => p.in === 'query').map((p: any) => p.name).sort(), ['assigneeAgentId', 'limit', 'offset', 'projectId', 'q', 'status'], 'query parameters are listed')
+  t.same(
+    doc.paths['/api/squads/{squadId}/issues'].get.parameters
+      .filter((p: any) => p.in === 'query')
+      .map((p: any) => p.name)
+      .sort(),
+    ['assigneeAgentId', 'limit', 'offset', 'projectId', 'q', 'status'],
+    'query parameters are listed',
+  )
 
   // Every $ref resolves; every schema compiles; real answers match their documented schemas.
   const unresolved = [...new Set(refsIn(doc))].filter((ref) => !ref.startsWith('#/') || resolvePointer(doc, ref) === undefined)

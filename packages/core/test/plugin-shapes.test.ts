@@ -41,7 +41,11 @@ t.test('adapters: an array of objects with type and wake', async (t) => {
   await rejects(t, { storage, adapters: [testAdapters[0], { type: 'http', wake: async () => ({}), close: 1 }] }, /adapters\[1\] "http"\.close must be a function when given, got a number/)
   await rejects(t, { storage, adapters: testAdapters[0] }, /adapters must be an array, got an object/)
   await rejects(t, { storage, adapters: [testAdapters[0], testAdapters[0]] }, /two adapters claim type "process"/)
-  await rejects(t, { storage, adapters: [{ type: 'shell', wake: async () => ({}), configSchema: { command: 'string' } }] }, /adapters\[0\] "shell"\.configSchema must be a TypeBox object schema \(Type\.Object\) when given, got an object/)
+  await rejects(
+    t,
+    { storage, adapters: [{ type: 'shell', wake: async () => ({}), configSchema: { command: 'string' } }] },
+    /adapters\[0\] "shell"\.configSchema must be a TypeBox object schema \(Type\.Object\) when given, got an object/,
+  )
 })
 
 t.test('secretProviders: an array of providers with every required member', async (t) => {

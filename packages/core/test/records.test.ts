@@ -56,11 +56,17 @@ t.test('a record encodes to the JSON the API answers, and decodes back', async (
 t.test('responses cut from records leave secrets and internals out', async (t) => {
   const fields = (schema: { properties: object }): string[] => Object.keys(schema.properties)
   const required = (schema: { required?: unknown }): unknown[] => (Array.isArray(schema.required) ? schema.required : [])
-  t.notOk(fields(RoutineTriggerSchema).some((f) => /^secret(Hash|Ciphertext)$/.test(f)), 'a trigger shows no secret hash or ciphertext')
+  t.notOk(
+    fields(RoutineTriggerSchema).some((f) => /^secret(Hash|Ciphertext)$/.test(f)),
+    'a trigger shows no secret hash or ciphertext',
+  )
   t.notOk(fields(AgentPeerSchema).includes('adapterConfig'), 'a peer sees no adapter config')
   t.notOk(required(AgentSchema).includes('adapterConfig'), 'the adapter config is optional (operator only)')
   t.notOk(fields(AgentSchema).includes('runtimeState'), 'the runtime state has its own endpoint')
   t.notOk(fields(KeySchema).includes('tokenHash'), 'a key shows no token hash')
   t.notOk(required(HeartbeatRunSchema).includes('outputTail'), 'the output tail is optional (operator only)')
-  t.notOk(fields(SecretSchema).some((f) => ['value', 'ref'].includes(f)), 'a secret shows no value or reference')
+  t.notOk(
+    fields(SecretSchema).some((f) => ['value', 'ref'].includes(f)),
+    'a secret shows no value or reference',
+  )
 })

@@ -34,7 +34,11 @@ const secretRef = (secretId: string) => ({ type: 'secret_ref', secretId, version
 
 t.test('the env rule: wake variables win, then the agent config, then an Operator routine env, then an agent one; agents never load code', async (t) => {
   const { planned, refused } = composeAgentEnv([
-    { source: 'routine_agent', path: 'routine.env', bindings: { GH_TOKEN: 'agent', FOO: 'agent', NODE_OPTIONS: '--require x', Path: '/x', LD_AUDIT: 'x', SVC_API_KEY: 'x', S: { type: 'secret_ref', secretId: uuidv7(), version: 'latest' } } },
+    {
+      source: 'routine_agent',
+      path: 'routine.env',
+      bindings: { GH_TOKEN: 'agent', FOO: 'agent', NODE_OPTIONS: '--require x', Path: '/x', LD_AUDIT: 'x', SVC_API_KEY: 'x', S: { type: 'secret_ref', secretId: uuidv7(), version: 'latest' } },
+    },
     { source: 'routine_operator', path: 'routine.env', bindings: { GH_TOKEN: 'routine-op', BAR: 'op', NODE_OPTIONS: '--max-old-space-size=64' } },
     { source: 'agent_config', path: 'adapterConfig.env', bindings: { GH_TOKEN: 'config', PATH: '/opt/bin' } },
     { source: 'wake', path: 'wake', bindings: { SVC_API_KEY: 'token' } },
@@ -58,7 +62,7 @@ t.test('the env rule: wake variables win, then the agent config, then an Operato
 
 eachBackend(
   t,
-  'env (HIGH): an agent key puts no code-loading name and no override into another agent\'s process (real process adapter)',
+  "env (HIGH): an agent key puts no code-loading name and no override into another agent's process (real process adapter)",
   async (t, api) => {
     await api.instance.listen({ port: 0 })
     const dir = mkdtempSync(join(tmpdir(), 'slaw-env-attack-'))
@@ -69,20 +73,32 @@ eachBackend(
     const squad = (await api.call('POST', '/api/squads', { name: 'Env attack' })).body.squad
     const gh = (await api.call('POST', `/api/squads/${squad.id}/secrets`, { name: 'gh token', value: 'victim-gh-value-51' })).body.secret
     const names = ['GH_TOKEN', 'NODE_OPTIONS', 'BASH_ENV', 'LD_PRELOAD', 'GIT_SSH_COMMAND', 'FOO']
-    const victim = (await api.call('POST', `/api/squads/${squad.id}/agents`, {
-      name: 'victim',
-      role: 'general',
-      adapterType: 'process',
-      adapterConfig: { command: process.execPath, args: [script, 'env', out, ...names], timeoutSec: 120, env: { GH_TOKEN: secretRef(gh.id) } },
-    })).body.agent
+    const victim = (
+      await api.call('POST', `/api/squads/${squad.id}/agents`, {
+        name: 'victim',
+        role: 'general',
+        adapterType: 'process',
+        adapterConfig: { command: process.execPath, args: [script, 'env', out, ...names], timeoutSec: 120, env: { GH_TOKEN: secretRef(gh.id) } },
+      })
+    ).body.agent
     const attacker = await addAgent(api, squad.id, 'attacker')
 
     // Write time: each name that loads code is refused, with one detail per name.
     const hostile = { NODE_OPTIONS: `--require ${evil}`, PATH: dir, LD_PRELOAD: join(dir, 'x.so'), BASH_ENV: evil, PYTHONPATH: dir, GIT_SSH_COMMAND: `node ${evil}` }
     const refused = await api.call('POST', `/api/squads/${squad.id}/routines`, { title: 'Chores', assigneeAgentId: victim.id, env: hostile }, attacker.token)
     isError(t, refused, 400, 'invalid_payload', 'an agent key writes names that load code')
-    t.same(refused.body.details.map((d: any) => d.path).sort(), Object.keys(hostile).map((n) => `/env/${n}`).sort())
-    const own = await api.call('POST', `/api/squads/${squad.id}/routines`, { title: 'Chores', assigneeAgentId: victim.id, concurrencyPolicy: 'always_enqueue', env: { GH_TOKEN: 'attacker-token', FOO: 'bar' } }, attacker.token)
+    t.same(
+      refused.body.details.map((d: any) => d.path).sort(),
+      Object.keys(hostile)
+        .map((n) => `/env/${n}`)
+        .sort(),
+    )
+    const own = await api.call(
+      'POST',
+      `/api/squads/${squad.id}/routines`,
+      { title: 'Chores', assigneeAgentId: victim.id, concurrencyPolicy: 'always_enqueue', env: { GH_TOKEN: 'attacker-token', FOO: 'bar' } },
+      attacker.token,
+    )
     t.equal(own.status, 201, JSON.stringify(own.body))
     t.match(own.body.routine, { createdByAgentId: attacker.id, envWrittenBy: 'agent' }, 'the routine records who wrote it')
     isError(t, await api.call('PATCH', `/api/routines/${own.body.routine.id}`, { env: { NODE_OPTIONS: `--require ${evil}` } }, attacker.token), 400, 'invalid_payload', 'nor by PATCH')
@@ -100,7 +116,7 @@ eachBackend(
     t.same(
       JSON.parse(readFileSync(out, 'utf8')),
       { GH_TOKEN: 'victim-gh-value-51', NODE_OPTIONS: null, BASH_ENV: null, LD_PRELOAD: null, GIT_SSH_COMMAND: null, FOO: 'bar' },
-      "the victim keeps its Operator-bound GH_TOKEN, gets the harmless FOO and none of the code-loading names",
+      'the victim keeps its Operator-bound GH_TOKEN, gets the harmless FOO and none of the code-loading names',
     )
     t.notOk(existsSync(marker), 'the injected --require never ran')
 
@@ -116,7 +132,12 @@ eachBackend(t, "secrets (HIGH): an agent cannot run or re-assign a routine to ge
   const { squadId, agentId: victimId } = await api.seed('Secret routine')
   const attacker = await addAgent(api, squadId, 'attacker')
   const secret = (await api.call('POST', `/api/squads/${squadId}/secrets`, { name: 'deploy key', value: 'deploy-value-93' })).body.secret
-  const created = await api.call('POST', `/api/squads/${squadId}/routines`, { title: 'Deploy', assigneeAgentId: victimId, concurrencyPolicy: 'always_enqueue', env: { DEPLOY_KEY: secretRef(secret.id) } })
+  const created = await api.call('POST', `/api/squads/${squadId}/routines`, {
+    title: 'Deploy',
+    assigneeAgentId: victimId,
+    concurrencyPolicy: 'always_enqueue',
+    env: { DEPLOY_KEY: secretRef(secret.id) },
+  })
   const routine = created.body.routine
   const url = `/api/routines/${routine.id}`
 
@@ -139,10 +160,26 @@ eachBackend(t, "secrets (HIGH): an agent cannot run or re-assign a routine to ge
   const engine = api.instance.services.runs.engine
   const attackerAgent = (await api.instance.storage.agents.get(attacker.id))!
   const routineRun = async (requestedByAgentId: string | null) =>
-    (await api.instance.storage.routines.insertRun({
-      id: uuidv7(), squadId, routineId: routine.id, triggerId: null, source: 'manual', status: 'issue_created', scheduledFor: null, idempotencyKey: null,
-      variables: {}, payload: null, projectId: null, assigneeAgentId: attacker.id, requestedByAgentId, issueId: null, linkedRunId: null, error: null,
-    })).run
+    (
+      await api.instance.storage.routines.insertRun({
+        id: uuidv7(),
+        squadId,
+        routineId: routine.id,
+        triggerId: null,
+        source: 'manual',
+        status: 'issue_created',
+        scheduledFor: null,
+        idempotencyKey: null,
+        variables: {},
+        payload: null,
+        projectId: null,
+        assigneeAgentId: attacker.id,
+        requestedByAgentId,
+        issueId: null,
+        linkedRunId: null,
+        error: null,
+      })
+    ).run
   const wake = (routineRunId: string) => ({ id: uuidv7(), agentId: attacker.id, squadId, issueId: null, reason: 'routine', approvalId: null, commentId: null, routineRunId }) as unknown as HeartbeatRun
   const stolen = await engine.buildEnv(wake((await routineRun(attacker.id)).id), attackerAgent, 'token')
   t.notOk('DEPLOY_KEY' in stolen, 'a run the agent asked for itself carries no Operator env')
@@ -150,11 +187,15 @@ eachBackend(t, "secrets (HIGH): an agent cannot run or re-assign a routine to ge
   t.equal(chosen.DEPLOY_KEY, 'deploy-value-93', 'the same run an Operator aimed at the agent carries it')
 })
 
-
 eachBackend(t, "env (HIGH): an agent's hire request carries no code-loading name into the hired agent's config", async (t, api) => {
   const { squadId, agentToken } = await api.seed('Hires')
   const hire = (env: Record<string, string>, token?: string) =>
-    api.call('POST', `/api/squads/${squadId}/agent-hires`, { name: `h${Math.random().toString(36).slice(2, 8)}`, role: 'helper', adapterType: 'process', adapterConfig: { command: 'node', env } }, token)
+    api.call(
+      'POST',
+      `/api/squads/${squadId}/agent-hires`,
+      { name: `h${Math.random().toString(36).slice(2, 8)}`, role: 'helper', adapterType: 'process', adapterConfig: { command: 'node', env } },
+      token,
+    )
   const refused = await hire({ NODE_OPTIONS: '--require /tmp/x.cjs', LD_PRELOAD: '/tmp/x.so', FOO: 'ok' }, agentToken)
   isError(t, refused, 400, 'invalid_payload', 'an agent requests a hire whose env loads code')
   t.same(refused.body.details.map((d: any) => d.path).sort(), ['/adapterConfig/env/LD_PRELOAD', '/adapterConfig/env/NODE_OPTIONS'])

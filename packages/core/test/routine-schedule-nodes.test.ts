@@ -14,7 +14,17 @@ t.test('schedules: two nodes on one PostgreSQL database fire each due time once'
   const db = await freshDatabase()
   const nodes: SlawInstance[] = []
   for (let i = 0; i < 2; i++) {
-    nodes.push(await createInstance({ storage: pgStorage({ url: db.url, max: 4 }), operatorKey: operatorToken, masterKey: testMasterKey, adapters: testAdapters, logger: false, jobs: false, now: () => clock.now }))
+    nodes.push(
+      await createInstance({
+        storage: pgStorage({ url: db.url, max: 4 }),
+        operatorKey: operatorToken,
+        masterKey: testMasterKey,
+        adapters: testAdapters,
+        logger: false,
+        jobs: false,
+        now: () => clock.now,
+      }),
+    )
   }
   t.teardown(async () => {
     for (const n of nodes) await n.close()
@@ -32,7 +42,11 @@ t.test('schedules: two nodes on one PostgreSQL database fire each due time once'
   const instant = at('2030-03-04T10:15:00Z')
   const counts = await Promise.all([...nodes, ...nodes, ...nodes].map((n) => n.services.routines.tickSchedules(instant, 5)))
   const expected = 6 * 1 + 6 * 3
-  t.equal(counts.reduce((a, b) => a + b, 0), expected, `${expected} runs queued in all, whichever node queued them`)
+  t.equal(
+    counts.reduce((a, b) => a + b, 0),
+    expected,
+    `${expected} runs queued in all, whichever node queued them`,
+  )
   const drained = await Promise.all(nodes.map((n, i) => drain(n, `node-${i}`)))
   t.equal(drained[0]! + drained[1]!, expected, 'each job ran once')
   let issues = 0

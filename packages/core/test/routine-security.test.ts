@@ -47,7 +47,11 @@ eachBackend(t, 'replay (MEDIUM): a captured signed fire stays one run whatever u
     t.equal(again.body.run.id, d1.body.run.id)
   }
   const other = JSON.stringify({ after: 'def456' })
-  t.equal((await fire(api, vcs.trigger.fireUrl, other, { 'x-hub-signature-256': `sha256=${createHmac('sha256', vcs.secret!).update(other).digest('hex')}` })).status, 201, 'another delivery is another run')
+  t.equal(
+    (await fire(api, vcs.trigger.fireUrl, other, { 'x-hub-signature-256': `sha256=${createHmac('sha256', vcs.secret!).update(other).digest('hex')}` })).status,
+    201,
+    'another delivery is another run',
+  )
   t.equal((await runs()).length, 4)
 
   // Bearer signs nothing about the request: there the header still names the run.
@@ -88,8 +92,8 @@ eachBackend(t, "triggers (MEDIUM): agent keys change only routines and triggers 
   t.equal((await api.call('PATCH', `/api/routines/${mine.id}`, { title: 'My job, renamed' }, agentToken)).status, 200)
   const opHook = await addTrigger(api, mine.id, { kind: 'webhook', signingMode: 'hmac_sha256' })
   await forbidden('PATCH', `/api/routine-triggers/${opHook.trigger.id}`, { signingMode: 'none' }, "weaken an Operator's trigger on its own routine")
-  isError(t, await api.call('PATCH', `/api/routines/${mine.id}`, { title: 'taken' }, other.token), 403, 'forbidden', "another agent edits it")
-  isError(t, await api.call('DELETE', `/api/routine-triggers/${myHook.body.trigger.id}`, undefined, other.token), 403, 'forbidden', "another agent deletes its trigger")
+  isError(t, await api.call('PATCH', `/api/routines/${mine.id}`, { title: 'taken' }, other.token), 403, 'forbidden', 'another agent edits it')
+  isError(t, await api.call('DELETE', `/api/routine-triggers/${myHook.body.trigger.id}`, undefined, other.token), 403, 'forbidden', 'another agent deletes its trigger')
   // The Operator may do all of it.
   t.equal((await api.call('PATCH', `/api/routine-triggers/${tid}`, { replayWindowSec: 600 })).status, 200)
 })

@@ -46,7 +46,14 @@ eachBackend(t, 'routines: create records the initial revision; PATCH records one
   t.equal(third.body.routine.revisionNumber, 3)
 
   const revisions = await api.call('GET', `/api/routines/${r.id}/revisions`)
-  t.same(revisions.body.revisions.map((x: any) => [x.number, x.change]), [[3, 'updated'], [2, 'updated'], [1, 'created']])
+  t.same(
+    revisions.body.revisions.map((x: any) => [x.number, x.change]),
+    [
+      [3, 'updated'],
+      [2, 'updated'],
+      [1, 'created'],
+    ],
+  )
   t.equal(revisions.body.revisions[2].snapshot.title, 'Daily report for {{team}}')
 
   const restored = await api.call('POST', `/api/routines/${r.id}/revisions/${r.revisionId}/restore`)
@@ -61,7 +68,10 @@ eachBackend(t, 'routines: create records the initial revision; PATCH records one
 
   const list = await api.call('GET', `/api/squads/${squadId}/routines`, undefined, agentToken)
   t.equal(list.status, 200)
-  t.same(list.body.routines.map((x: any) => x.id), [r.id])
+  t.same(
+    list.body.routines.map((x: any) => x.id),
+    [r.id],
+  )
 
   // Status: active <-> paused; archived is permanent.
   t.equal((await api.call('PATCH', `/api/routines/${r.id}`, { status: 'paused' })).body.routine.status, 'paused')
@@ -87,7 +97,11 @@ eachBackend(t, 'routines: bad definitions are 400 with the path; secret_ref is O
   const bad = async (body: Record<string, unknown>, path: string, label: string) => {
     const res = await api.call('POST', `/api/squads/${squadId}/routines`, { title: 'x', ...body })
     isError(t, res, 400, 'invalid_payload', label)
-    t.ok(res.body.details?.some((d: any) => d.path.startsWith(path)), `${label}: path ${path}`, { details: res.body.details })
+    t.ok(
+      res.body.details?.some((d: any) => d.path.startsWith(path)),
+      `${label}: path ${path}`,
+      { details: res.body.details },
+    )
   }
   await bad({ variables: [{ name: 'pick', type: 'select' }] }, '/variables/0/options', 'select without options')
   await bad({ variables: [{ name: 'pick', type: 'select', options: [] }] }, '/variables/0/options', 'select with no options')

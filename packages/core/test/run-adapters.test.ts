@@ -35,7 +35,6 @@ eachBackend(
   t,
   'shipped adapters: megabytes of output, http target down',
   async (t, api) => {
-
     const loud = await wakeAndRun(api, await agentWith(api, 'process', { command: process.execPath, args: ['-e', "process.stdout.write('x'.repeat(4 * 1024 * 1024))"] }))
     t.equal(loud.status, 'succeeded', 'megabytes of output do not break the run')
     t.ok(loud.outputTail === null || loud.outputTail.length <= 65_536, 'the stored output is a bounded tail')

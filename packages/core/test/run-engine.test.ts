@@ -24,7 +24,10 @@ eachBackend(
     t.equal((await run(api, r2.id)).status, 'queued', 'over the cap: still queued')
     t.equal((await run(api, r1.id)).status, 'running')
     const state = (await api.call('GET', `/api/agents/${s.agentId}/runtime-state`)).body.runtimeState
-    t.same(state.runningRuns.map((r: any) => r.id), [r1.id])
+    t.same(
+      state.runningRuns.map((r: any) => r.id),
+      [r1.id],
+    )
     adapter.next = async () => ({ status: 'succeeded', exitCode: 0 })
     release()
     await first
@@ -54,7 +57,11 @@ eachBackend(
     t.ok(input.signal.aborted, 'the adapter was aborted')
     const dash = (await api.call('GET', `/api/squads/${s.squadId}/dashboard`)).body
     const days = dash.dashboard?.runActivity ?? dash.runActivity
-    t.equal(days.reduce((n: number, d: any) => n + d.failed, 0), 1, 'timed_out counts as failed')
+    t.equal(
+      days.reduce((n: number, d: any) => n + d.failed, 0),
+      1,
+      'timed_out counts as failed',
+    )
     const facts = await outboxOnce(api.instance.storage, (rows) => rows.some((f) => f.entityId === hung.id && f.payload.status !== 'running' && f.payload.status !== 'queued'))
     t.equal(facts.filter((f) => f.entityId === hung.id).pop()!.payload.status, 'failed', 'timed_out is sent to the tower as failed')
 
@@ -62,7 +69,9 @@ eachBackend(
     const lost = (await api.call('POST', `/api/agents/${s.agentId}/wake`, {})).body.run
     const [job] = await api.instance.storage.jobs.claim(['heartbeat_run'], 'dead-node', 60_000, 1, clock.now())
     t.ok(job)
-    await api.instance.storage.transaction((tx) => tx.heartbeatRuns.start(lost.id, { nodeId: 'dead-node', startedAt: clock.now(), deadlineAt: new Date(clock.now().getTime() + 3_600_000) }, { perAgent: 1, perSquad: null, perInstance: null }))
+    await api.instance.storage.transaction((tx) =>
+      tx.heartbeatRuns.start(lost.id, { nodeId: 'dead-node', startedAt: clock.now(), deadlineAt: new Date(clock.now().getTime() + 3_600_000) }, { perAgent: 1, perSquad: null, perInstance: null }),
+    )
     t.equal(await drain(api), 0, 'the lease still holds')
     clock.advance(60_001)
     await drain(api)
@@ -85,7 +94,15 @@ eachBackend(
     await api.call('POST', `/api/agents/${s.agentId}/wake`, { issueId: issue.id })
     await drain(api)
     const chain = (await api.call('GET', `/api/issues/${issue.id}/runs`)).body.runs
-    t.same(chain.map((r: any) => [r.reason, r.continuationDepth, r.status]).reverse(), [['manual', 0, 'succeeded'], ['continuation', 1, 'succeeded'], ['continuation', 2, 'succeeded']], 'bounded chain')
+    t.same(
+      chain.map((r: any) => [r.reason, r.continuationDepth, r.status]).reverse(),
+      [
+        ['manual', 0, 'succeeded'],
+        ['continuation', 1, 'succeeded'],
+        ['continuation', 2, 'succeeded'],
+      ],
+      'bounded chain',
+    )
     adapter.next = async () => ({ status: 'succeeded', exitCode: 0, liveness: 'completed' })
     const i2 = await addIssue(api, s.squadId, { title: 'Done' })
     await api.call('POST', `/api/agents/${s.agentId}/wake`, { issueId: i2.id })
@@ -94,4 +111,3 @@ eachBackend(
   },
   manual,
 )
-

@@ -29,7 +29,10 @@ eachBackend(
     cli.next = async (input) => ({ status: 'succeeded', session: { id: 'sess-1', key: input.session?.key ?? '' }, summary: 'ok' })
     const ok = await finished(api.call, (await wake()).id)
     t.match(ok, { status: 'succeeded', sessionId: 'sess-1', summary: 'ok' })
-    t.same(Object.values(await sessions()).map((s: any) => s.sessionId), ['sess-1'])
+    t.same(
+      Object.values(await sessions()).map((s: any) => s.sessionId),
+      ['sess-1'],
+    )
 
     // Two runs at once (cap 2): only one of them resumes sess-1.
     const held: Array<(r: AdapterWakeResult) => void> = []
@@ -79,7 +82,13 @@ eachBackend(
     t.same(await sessions(), {}, 'the session of a run that started before the reset is not saved')
 
     // Usage reported by the agent with an unknown cost stays unknown.
-    cli.next = async () => ({ status: 'succeeded', usage: [{ model: 'x-1', inputTokens: 10, outputTokens: 5, costCents: null }, { model: 'y-1', inputTokens: 1, outputTokens: 1, costCents: 3, costStatus: 'reported' }] })
+    cli.next = async () => ({
+      status: 'succeeded',
+      usage: [
+        { model: 'x-1', inputTokens: 10, outputTokens: 5, costCents: null },
+        { model: 'y-1', inputTokens: 1, outputTokens: 1, costCents: 3, costStatus: 'reported' },
+      ],
+    })
     const mixed = await finished(api.call, (await wake()).id)
     t.match(mixed.usage, { inputTokens: 11, outputTokens: 6, costCents: 3, costStatus: 'estimated', unpricedTokens: 15 }, 'priced and unpriced parts: estimated, with the unpriced tokens counted')
     cli.next = async () => ({ status: 'succeeded', usage: { model: 'x-1', inputTokens: 10, outputTokens: 5, costCents: null } })
@@ -93,7 +102,12 @@ eachBackend(
     const token = (await woken).env.SVC_API_KEY
     t.equal((await woken).runId, accepted.id)
     for (let i = 0; i < 400 && (await api.call('GET', `/api/heartbeat-runs/${accepted.id}`)).body.run.status !== 'running'; i++) await new Promise((r) => setTimeout(r, 25))
-    const reported = await api.call('POST', `/api/heartbeat-runs/${accepted.id}/report`, { final: true, summary: 'done', usage: { model: 'gpt-5-codex', inputTokens: 40, outputTokens: 2, costCents: null, billingType: 'unknown' } }, token)
+    const reported = await api.call(
+      'POST',
+      `/api/heartbeat-runs/${accepted.id}/report`,
+      { final: true, summary: 'done', usage: { model: 'gpt-5-codex', inputTokens: 40, outputTokens: 2, costCents: null, billingType: 'unknown' } },
+      token,
+    )
     t.equal(reported.status, 200, JSON.stringify(reported.body))
     t.match(reported.body.run, { status: 'succeeded', summary: 'done', usage: { costCents: null, costStatus: 'unpriced', unpricedTokens: 42, billingType: 'unknown' } })
   },
@@ -118,11 +132,15 @@ eachBackend(
     // Nothing more comes, however long we wait past the last backoff.
     await new Promise((r) => setTimeout(r, 300))
     runs = (await api.call('GET', `/api/squads/${squad.id}/heartbeat-runs?agentId=${agent.id}`)).body.runs
-    t.same(runs.map((r) => [r.retryAttempt, r.status, r.errorCode]).reverse(), [
-      [0, 'failed', 'transient_upstream'],
-      [1, 'failed', 'transient_upstream'],
-      [2, 'failed', 'transient_upstream'],
-    ], 'the first run and two retries, then no more')
+    t.same(
+      runs.map((r) => [r.retryAttempt, r.status, r.errorCode]).reverse(),
+      [
+        [0, 'failed', 'transient_upstream'],
+        [1, 'failed', 'transient_upstream'],
+        [2, 'failed', 'transient_upstream'],
+      ],
+      'the first run and two retries, then no more',
+    )
   },
   () => ({ adapters: [limited, steeredAdapter('process')], runs: { maxUpstreamRetries: 2, upstreamRetryBaseMs: 20 } }),
 )

@@ -27,17 +27,33 @@ eachBackend(
     isError(t, await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: other.id }, token), 403, 'forbidden', 'not for another agent')
     isError(t, await api.call('GET', '/api/agents/me', undefined, token, { 'x-svc-run-id': unknownId }), 400, 'invalid_payload', 'another run id')
     t.equal((await api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: s.agentId }, token)).status, 200)
-    t.same((await api.call('GET', `/api/heartbeat-runs/${r.id}/issues`)).body.issues.map((i: any) => i.id), [issue.id])
+    t.same(
+      (await api.call('GET', `/api/heartbeat-runs/${r.id}/issues`)).body.issues.map((i: any) => i.id),
+      [issue.id],
+    )
 
     // Report: only with the run's own token.
     isError(t, await api.call('POST', `/api/heartbeat-runs/${r.id}/report`, { liveness: 'advanced' }), 403, 'forbidden', 'operator key')
     isError(t, await api.call('POST', `/api/heartbeat-runs/${r.id}/report`, { liveness: 'advanced' }, s.agentToken), 403, 'forbidden', 'agent key')
     isError(t, await api.call('POST', `/api/heartbeat-runs/${r.id}/report`, { liveness: 'bogus' }, token), 400, 'invalid_payload')
-    const rep = await api.call('POST', `/api/heartbeat-runs/${r.id}/report`, { liveness: 'advanced', summary: 'half way', usage: { model: 'gpt-x', inputTokens: 10, outputTokens: 5, costCents: 3 } }, token)
+    const rep = await api.call(
+      'POST',
+      `/api/heartbeat-runs/${r.id}/report`,
+      { liveness: 'advanced', summary: 'half way', usage: { model: 'gpt-x', inputTokens: 10, outputTokens: 5, costCents: 3 } },
+      token,
+    )
     t.match(rep.body.run, { liveness: 'advanced', summary: 'half way', usage: { inputTokens: 10, outputTokens: 5, costCents: 3 }, status: 'running' })
 
     // Forged: right shape, wrong key.
-    const forged = await new SignJWT({ squad: s.squadId }).setProtectedHeader({ alg: 'HS256' }).setIssuer('slaw').setAudience('slaw-api').setSubject(s.agentId).setJti(r.id).setIssuedAt().setExpirationTime('1h').sign(new Uint8Array(32).fill(7))
+    const forged = await new SignJWT({ squad: s.squadId })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer('slaw')
+      .setAudience('slaw-api')
+      .setSubject(s.agentId)
+      .setJti(r.id)
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(new Uint8Array(32).fill(7))
     isError(t, await api.call('GET', '/api/agents/me', undefined, forged), 401, 'unauthorized', 'forged token')
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: s.agentId, jti: r.id, squad: s.squadId })).toString('base64url')}.`
     isError(t, await api.call('GET', '/api/agents/me', undefined, `eyJ${none.slice(3)}x`), 401, 'unauthorized', 'alg none')

@@ -47,13 +47,20 @@ eachBackend(
     t.equal(after.status, 'done')
     t.equal(after.assigneeAgentId, agent.id)
     const touched = (await api.call('GET', `/api/heartbeat-runs/${run.id}/issues`)).body.issues
-    t.same(touched.map((i: any) => i.id), [issue.id], 'the run touched the issue')
+    t.same(
+      touched.map((i: any) => i.id),
+      [issue.id],
+      'the run touched the issue',
+    )
     t.same((await api.call('GET', '/api/heartbeat-runs/00000000-0000-7000-8000-000000000000/issues')).body.issues, [], 'unknown run: empty array')
     const cost = (await api.call('GET', `/api/issues/${issue.id}/cost-summary`)).body.summary
     t.equal(cost.costCents, 42, 'the cost shows on the issue')
     const activity = (await api.call('GET', `/api/issues/${issue.id}/activity`)).body
     const entries = activity.activity ?? activity.entries ?? activity
-    t.ok(entries.some((e: any) => e.action === 'issue.comment_added' && e.runId === run.id), 'activity carries the run id')
+    t.ok(
+      entries.some((e: any) => e.action === 'issue.comment_added' && e.runId === run.id),
+      'activity carries the run id',
+    )
 
     // The run token stops working once the run ended.
     const late = await api.call('GET', '/api/agents/me', undefined, out.token)
@@ -63,14 +70,20 @@ eachBackend(
     const dash = (await api.call('GET', `/api/squads/${squad.id}/dashboard`)).body
     const today = dash.dashboard?.runActivity ?? dash.runActivity
     t.equal(today[today.length - 1].succeeded, 1, 'runActivity counts the run today')
-    const facts = await outboxOnce(api.instance.storage, (rows) => rows.some((f) => f.entityType === 'run_event' && f.entityId === run.id && f.payload.status === 'succeeded') && rows.some((f) => f.entityType === 'cost_event'))
+    const facts = await outboxOnce(
+      api.instance.storage,
+      (rows) => rows.some((f) => f.entityType === 'run_event' && f.entityId === run.id && f.payload.status === 'succeeded') && rows.some((f) => f.entityType === 'cost_event'),
+    )
     const runFacts = facts.filter((f) => f.entityType === 'run_event' && f.entityId === run.id)
     t.ok(runFacts.length >= 2, 'run_event facts for queued/running/succeeded')
     const last = runFacts[runFacts.length - 1]!.payload
     t.match(last, { type: 'run_event', localId: run.id, agentLocalId: agent.id, squadLocalId: squad.id, status: 'succeeded', inputTokens: 1200, outputTokens: 300 })
     t.ok('startedAt' in last && 'finishedAt' in last, 'nullable keys are sent')
     t.notOk(JSON.stringify(facts).includes('adapterConfig') || JSON.stringify(facts).includes(script), 'no adapter config in tower payloads')
-    t.ok(facts.some((f) => f.entityType === 'cost_event'), 'the cost event is a tower fact')
+    t.ok(
+      facts.some((f) => f.entityType === 'cost_event'),
+      'the cost event is a tower fact',
+    )
 
     // An agent key never sees the adapter config.
     const key = (await api.call('POST', `/api/agents/${agent.id}/keys`, { name: 'k' })).body.token

@@ -15,7 +15,17 @@ eachBackend(
     const issue = await addIssue(api, s.squadId, { title: 'Manual' })
     const woke = await api.call('POST', `/api/agents/${s.agentId}/wake`, { reason: 'look at this', issueId: issue.id })
     t.equal(woke.status, 202)
-    t.match(woke.body.run, { agentId: s.agentId, squadId: s.squadId, issueId: issue.id, reason: 'look at this', status: 'queued', liveness: null, exitCode: null, error: null, usage: { inputTokens: 0, outputTokens: 0, costCents: 0 } })
+    t.match(woke.body.run, {
+      agentId: s.agentId,
+      squadId: s.squadId,
+      issueId: issue.id,
+      reason: 'look at this',
+      status: 'queued',
+      liveness: null,
+      exitCode: null,
+      error: null,
+      usage: { inputTokens: 0, outputTokens: 0, costCents: 0 },
+    })
     const again = await api.call('POST', `/api/agents/${s.agentId}/wake`, { issueId: issue.id })
     t.equal(again.body.run.id, woke.body.run.id, 'a second wake folds into the queued run')
     t.equal(again.body.run.coalescedCount, 1)
@@ -41,7 +51,11 @@ eachBackend(
     const page1 = (await api.call('GET', `/api/squads/${s.squadId}/heartbeat-runs?limit=2`)).body
     t.equal(page1.runs.length, 2)
     const page2 = (await api.call('GET', `/api/squads/${s.squadId}/heartbeat-runs?limit=2&cursor=${page1.nextCursor}`)).body
-    t.same(page2.runs.map((r: any) => r.id), [all.runs[2].id], 'cursor continues')
+    t.same(
+      page2.runs.map((r: any) => r.id),
+      [all.runs[2].id],
+      'cursor continues',
+    )
     t.equal((await api.call('GET', `/api/squads/${s.squadId}/heartbeat-runs?status=succeeded`)).body.runs.length, 1)
     t.equal((await api.call('GET', `/api/squads/${s.squadId}/heartbeat-runs?status=queued&agentId=${s.agentId}`)).body.runs.length, 2)
     isError(t, await api.call('GET', `/api/squads/${s.squadId}/heartbeat-runs?status=bogus`), 400, 'invalid_payload')
@@ -133,7 +147,10 @@ eachBackend(
     const ada = runs.find((r: any) => r.agentId === s.agentId)
     t.equal(ada.coalescedCount, 999, 'every other wake folded in')
     t.ok(ada.commentId, 'the run carries a wake comment id')
-    t.ok(runs.some((r: any) => r.agentId === bob.id), '@[Full Name] mentions work')
+    t.ok(
+      runs.some((r: any) => r.agentId === bob.id),
+      '@[Full Name] mentions work',
+    )
     t.equal((await api.instance.storage.jobs.claim(['heartbeat_run'], 'probe', 1, 100, clock.now())).length, 2, 'two jobs, not a thousand')
     // Self-mention and unknown names wake nobody.
     await api.call('POST', `/api/issues/${issue.id}/comments`, { body: 'me: @ada, and @nobody' }, s.agentToken)
@@ -168,10 +185,13 @@ eachBackend(
     const asAgent = (await api.call('GET', `/api/approvals/${approvalId}`, undefined, worker.token)).body.approval
     t.equal(asAgent.payload.adapterConfig, undefined, 'agents never see it')
     const listed = (await api.call('GET', `/api/squads/${s.squadId}/approvals`)).body.approvals.find((a: any) => a.id === approvalId)
-    t.same(listed.payload.adapterConfig, { timeoutSec: 30 }, 'in the Operator\'s list too')
+    t.same(listed.payload.adapterConfig, { timeoutSec: 30 }, "in the Operator's list too")
     t.equal((await api.call('POST', `/api/approvals/${approvalId}/approve`, {})).status, 200)
     const workerRuns = (await api.call('GET', `/api/squads/${s.squadId}/heartbeat-runs?agentId=${worker.id}`)).body.runs
-    t.ok(workerRuns.some((r: any) => r.reason === 'approval_decided' && r.approvalId === approvalId), 'requester woken with SVC_APPROVAL_ID')
+    t.ok(
+      workerRuns.some((r: any) => r.reason === 'approval_decided' && r.approvalId === approvalId),
+      'requester woken with SVC_APPROVAL_ID',
+    )
     await drain(api)
     const env = adapter.calls.find((c: AdapterWakeInput) => c.reason === 'approval_decided')!.env
     t.equal(env.SVC_APPROVAL_ID, approvalId)
@@ -180,4 +200,3 @@ eachBackend(
   },
   manual,
 )
-

@@ -105,7 +105,7 @@ t.test('enums and nullable scalars are serialized without a validator, to the sa
   t.same(rewritten.properties.note, { type: ['string', 'null'] })
   t.same(rewritten.properties.kind, { type: ['string', 'null'], enum: ['a', 'b', null] })
   t.ok('anyOf' in (rewritten.properties.either as object), 'a union of two types other than null is left as it is')
-  t.ok('anyOf' in (schema.properties.status as object), 'the route\'s own schema is not changed')
+  t.ok('anyOf' in (schema.properties.status as object), "the route's own schema is not changed")
 
   const def = { schema, method: 'GET', url: '/x', httpStatus: '200' }
   const eager = SerializerSelector()({}, {})(def)
@@ -113,7 +113,20 @@ t.test('enums and nullable scalars are serialized without a validator, to the sa
   const at = new Date('2026-11-27T10:00:00.000Z')
   for (const doc of [
     { status: 'open', note: null, at: null, count: null, kind: null, either: 'x', nested: [], last: null },
-    { status: 'closed', note: 'a "quoted" note', at, count: 3, kind: 'b', either: 7, nested: [{ state: 'y', by: null }, { state: 'x', by: 'me' }], last: { kind: null, at: null }, extra: 'dropped' },
+    {
+      status: 'closed',
+      note: 'a "quoted" note',
+      at,
+      count: 3,
+      kind: 'b',
+      either: 7,
+      nested: [
+        { state: 'y', by: null },
+        { state: 'x', by: 'me' },
+      ],
+      last: { kind: null, at: null },
+      extra: 'dropped',
+    },
     { status: 'closed', note: null, at, count: 0, kind: 'a', either: 'y', nested: [], last: { kind: 'a', at } },
   ]) {
     t.equal(lazy(doc), eager(doc))

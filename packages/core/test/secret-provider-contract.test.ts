@@ -441,7 +441,11 @@ void t.test('a provider whose ref carries the value passes with valueInRef, and 
   const run = recorder()
   await secretProviderContract(run.t, () => new SealedProvider(), { ...kitOptions, valueInRef: true, unknownRefs: ['bm90LWEtc2VhbGVkLXJlZg'] })
   t.same(Object.fromEntries(run.failed), {}, 'no check failed')
-  t.same(run.skipped, ['resolve of a deleted ref throws not_found', 'listRemote pages with nextToken and honours pageSize and query'], 'only the deleted-ref check (and listing, which it lacks) were skipped')
+  t.same(
+    run.skipped,
+    ['resolve of a deleted ref throws not_found', 'listRemote pages with nextToken and honours pageSize and query'],
+    'only the deleted-ref check (and listing, which it lacks) were skipped',
+  )
   const without = recorder()
   await secretProviderContract(without.t, () => new SealedProvider(), { ...kitOptions, unknownRefs: ['bm90LWEtc2VhbGVkLXJlZg'] })
   t.same([...without.failed.keys()], ['resolve of a deleted ref throws not_found'], 'without valueInRef, exactly the deleted-ref check fails')

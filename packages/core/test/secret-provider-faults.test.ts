@@ -32,7 +32,11 @@ void t.test('expectSecretProviderError fails exactly the assertion its fault bre
   t.same(await failed(() => Promise.reject(new Error('cannot reach 127.0.0.1'))), ['resolve, down: a SecretProviderError', 'resolve, down: code unavailable'], 'a plain Error')
   t.same(await failed(() => Promise.reject(new SecretProviderError('timeout', 'cannot reach 127.0.0.1'))), ['resolve, down: code unavailable'], 'another code')
   t.same(await failed(() => Promise.reject(new SecretProviderError('unavailable', 'down'))), ['resolve, down: says why'], 'a message that does not say why')
-  t.same(await failed(() => Promise.reject(new SecretProviderError('unavailable', `cannot reach 127.0.0.1 storing ${value}`))), ['resolve, down: no value in the message, stack or properties'], 'the value in the message')
+  t.same(
+    await failed(() => Promise.reject(new SecretProviderError('unavailable', `cannot reach 127.0.0.1 storing ${value}`))),
+    ['resolve, down: no value in the message, stack or properties'],
+    'the value in the message',
+  )
   const request = Object.assign(new Error('ECONNREFUSED'), { request: { body: 'no value, still a request' } })
   t.same(await failed(() => Promise.reject(new SecretProviderError('unavailable', 'cannot reach 127.0.0.1', { cause: request }))), ['resolve, down: no cause'], 'a cause')
 })

@@ -58,7 +58,14 @@ for (const backend of backends) {
     const local = (await call('POST', `/api/squads/${s.squadId}/secrets`, { name: 'Local token', value: localValue })).body.secret
     await call('POST', `/api/secrets/${local.id}/rotate`, { value: rotatedValue })
     const cfg = (await call('POST', `/api/squads/${s.squadId}/secret-provider-configs`, { provider: 'aws_like', config: { region: 'eu-west-1' } })).body.providerConfig
-    const aws = (await call('POST', `/api/squads/${s.squadId}/secrets`, { name: 'AWS token', managedMode: 'external_reference', providerConfigId: cfg.id, externalRef: 'arn:aws:secretsmanager:eu-west-1:1:secret:x' })).body.secret
+    const aws = (
+      await call('POST', `/api/squads/${s.squadId}/secrets`, {
+        name: 'AWS token',
+        managedMode: 'external_reference',
+        providerConfigId: cfg.id,
+        externalRef: 'arn:aws:secretsmanager:eu-west-1:1:secret:x',
+      })
+    ).body.secret
     const denied = (await call('POST', `/api/squads/${s.squadId}/secrets`, { name: 'Denied', managedMode: 'external_reference', providerConfigId: cfg.id, externalRef: 'arn:denied' })).body.secret
 
     // Bind both into a routine's env and an agent's adapterConfig.env.
@@ -68,7 +75,9 @@ for (const backend of backends) {
     const routineId = '01a2016d-4579-7b3a-99bd-85bf68260abc'
     const routineEnv = { LOCAL: { type: 'secret_ref', secretId: local.id, version: 'latest' }, AWS: { type: 'secret_ref', secretId: aws.id, version: 1 }, PLAIN: 'x' }
     await sql`insert into leak_routines values (${routineId}, ${s.squadId}, 'Nightly', (${JSON.stringify(routineEnv)}::text)::jsonb)`.execute(db)
-    await sql`insert into leak_agents values (${s.agentId}, ${s.squadId}, 'alice', (${JSON.stringify({ command: 'x', env: { TOKEN: { type: 'secret_ref', secretId: local.id, version: 1 } } })}::text)::jsonb)`.execute(db)
+    await sql`insert into leak_agents values (${s.agentId}, ${s.squadId}, 'alice', (${JSON.stringify({ command: 'x', env: { TOKEN: { type: 'secret_ref', secretId: local.id, version: 1 } } })}::text)::jsonb)`.execute(
+      db,
+    )
 
     const resolved: string[] = []
     const at = (secretId: string, consumer: { type: 'routine' | 'agent'; id: string }, configPath: string, version: 'latest' | number = 'latest') =>
@@ -90,9 +99,24 @@ for (const backend of backends) {
     ])
     t.same(usage.body.consumers.map((c: any) => c.type).sort(), ['agent', 'routine'])
     const events = (await call('GET', `/api/secrets/${local.id}/access-events`)).body.events
-    t.same(events.map((e: any) => [e.consumerType, e.configPath, e.outcome]), [['agent', 'adapterConfig.env.TOKEN', 'success'], ['routine', 'env.LOCAL', 'success']], 'the access events name each consumer')
+    t.same(
+      events.map((e: any) => [e.consumerType, e.configPath, e.outcome]),
+      [
+        ['agent', 'adapterConfig.env.TOKEN', 'success'],
+        ['routine', 'env.LOCAL', 'success'],
+      ],
+      'the access events name each consumer',
+    )
     t.match((await call('GET', `/api/secrets/${denied.id}/access-events`)).body.events, [{ outcome: 'failure', errorCode: 'provider_access_denied', provider: 'aws_like' }])
-    for (const url of [`/api/squads/${s.squadId}/secrets`, `/api/secrets/${local.id}`, `/api/secrets/${aws.id}`, `/api/squads/${s.squadId}/activity`, `/api/squads/${s.squadId}/secret-providers/health`, '/api/openapi.json']) await call('GET', url)
+    for (const url of [
+      `/api/squads/${s.squadId}/secrets`,
+      `/api/secrets/${local.id}`,
+      `/api/secrets/${aws.id}`,
+      `/api/squads/${s.squadId}/activity`,
+      `/api/squads/${s.squadId}/secret-providers/health`,
+      '/api/openapi.json',
+    ])
+      await call('GET', url)
     await call('DELETE', `/api/secrets/${local.id}`)
     await at(local.id, { type: 'routine', id: routineId }, 'env.LOCAL').catch((err: Error) => errors.push(err.message))
     t.match(errors[2], /deleted/, 'a deleted secret still bound to a routine fails clearly')

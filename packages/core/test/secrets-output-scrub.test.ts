@@ -21,12 +21,19 @@ eachBackend(
       "console.log('plain stays ' + process.env.PLAIN_SETTING)",
       'process.exit(3)',
     ].join(';')
-    const agent = (await api.call('POST', `/api/squads/${squad.id}/agents`, {
-      name: 'printer',
-      role: 'general',
-      adapterType: 'process',
-      adapterConfig: { command: process.execPath, args: ['-e', print], timeoutSec: 60, env: { DB_PASSWORD: { type: 'secret_ref', secretId: secret.id, version: 'latest' }, PLAIN_SETTING: 'visible-setting' } },
-    })).body.agent
+    const agent = (
+      await api.call('POST', `/api/squads/${squad.id}/agents`, {
+        name: 'printer',
+        role: 'general',
+        adapterType: 'process',
+        adapterConfig: {
+          command: process.execPath,
+          args: ['-e', print],
+          timeoutSec: 60,
+          env: { DB_PASSWORD: { type: 'secret_ref', secretId: secret.id, version: 'latest' }, PLAIN_SETTING: 'visible-setting' },
+        },
+      })
+    ).body.agent
     const woken = await api.call('POST', `/api/agents/${agent.id}/wake`, {})
     t.equal(woken.status, 202, 'the wake is queued')
     const run = await finished(api.call, woken.body.run.id)

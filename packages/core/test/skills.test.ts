@@ -81,7 +81,11 @@ eachBackend(t, 'skills: create, list, get, patch, delete, with activity and outb
   const other = await createSkill(api, s.squadId, { key: 'a-first', description: null })
   const list = await api.call('GET', `/api/squads/${s.squadId}/skills`)
   t.equal(list.status, 200)
-  t.same(list.body.skills.map((x: any) => x.key), ['a-first', 'deploy-app'], 'listed by key')
+  t.same(
+    list.body.skills.map((x: any) => x.key),
+    ['a-first', 'deploy-app'],
+    'listed by key',
+  )
   t.notOk('markdown' in list.body.skills[1], 'lists carry no markdown')
   t.notOk('files' in list.body.skills[1], 'lists carry no files')
   t.equal(list.body.skills[0].hasFiles, false)
@@ -169,7 +173,14 @@ eachBackend(t, 'skills: validation', async (t, api) => {
     isError(t, res, 400, 'invalid_payload', `path ${JSON.stringify(path)}`)
     t.equal(res.body.details?.[0]?.path, '/files/0/path', `path ${JSON.stringify(path)}: detail points at it`)
   }
-  const dup = await api.call('POST', url, { ...base, key: 'dup', files: [{ path: 'a.txt', content: 'x', encoding: 'utf8' }, { path: 'a.txt', content: 'y', encoding: 'utf8' }] })
+  const dup = await api.call('POST', url, {
+    ...base,
+    key: 'dup',
+    files: [
+      { path: 'a.txt', content: 'x', encoding: 'utf8' },
+      { path: 'a.txt', content: 'y', encoding: 'utf8' },
+    ],
+  })
   isError(t, dup, 400, 'invalid_payload', 'duplicate path')
   t.equal(dup.body.details[0].path, '/files/1/path')
   for (const content of ['abc', '!!!!', 'QR==', 'QQ=', 'Q Q==']) {
@@ -179,7 +190,14 @@ eachBackend(t, 'skills: validation', async (t, api) => {
   }
   isError(t, await api.call('POST', url, { ...base, key: 'nul-file', files: [{ path: 'f.txt', content: 'a\u0000', encoding: 'utf8' }] }), 400, 'invalid_payload', 'NUL in utf8 file')
   isError(t, await api.call('POST', url, { ...base, key: 'enc', files: [{ path: 'f.txt', content: 'a', encoding: 'latin1' }] }), 400, 'invalid_payload', 'unknown encoding')
-  const ok = await api.call('POST', url, { ...base, key: 'good-files', files: [{ path: 'nested/dir/file.bin', content: 'QQ==', encoding: 'base64' }, { path: 'empty.txt', content: '', encoding: 'utf8' }] })
+  const ok = await api.call('POST', url, {
+    ...base,
+    key: 'good-files',
+    files: [
+      { path: 'nested/dir/file.bin', content: 'QQ==', encoding: 'base64' },
+      { path: 'empty.txt', content: '', encoding: 'utf8' },
+    ],
+  })
   t.equal(ok.status, 201, 'nested paths, canonical base64 and empty files are fine')
 
   isError(t, await api.call('GET', `/api/squads/${unknownId}/skills`), 404, 'not_found', 'unknown squad')
@@ -200,7 +218,10 @@ eachBackend(t, 'skills: agents read their own squad, write nothing, and never se
   const theirs = await createSkill(api, b.squadId, { key: 'theirs' })
   const list = await api.call('GET', `/api/squads/${a.squadId}/skills`, undefined, a.agentToken)
   t.equal(list.status, 200)
-  t.same(list.body.skills.map((x: any) => x.key), ['mine'])
+  t.same(
+    list.body.skills.map((x: any) => x.key),
+    ['mine'],
+  )
   const got = await api.call('GET', `/api/skills/${mine.id}`, undefined, a.agentToken)
   t.equal(got.status, 200)
   t.equal(got.body.skill.markdown, mine.markdown)
@@ -228,75 +249,87 @@ const withSkillsDir = () => {
   return { skillsDir: root }
 }
 
-eachBackend(t, 'skills: import from a SKILL.md folder, a markdown file and a JSON skill', async (t, api) => {
-  const s = await api.seed('Importers')
-  const dir = await mkdtemp(join(skillsRoot, 'import-'))
-  const folder = join(dir, 'Release Notes')
-  await mkdir(join(folder, 'scripts'), { recursive: true })
-  await mkdir(join(folder, '.git'), { recursive: true })
-  const skillMd = '---\nname: release-notes\ndescription: >\n  Writes release notes\n  from merged PRs.\ntags: [a, b]\n---\n# Release notes\n'
-  await writeFile(join(folder, 'SKILL.md'), skillMd)
-  await writeFile(join(folder, 'scripts', 'collect.sh'), 'git log --oneline\n')
-  await writeFile(join(folder, 'icon.png'), pngBytes)
-  await writeFile(join(folder, '.git', 'HEAD'), 'ref: x\n')
-  await writeFile(join(folder, '.hidden'), 'secret\n')
-  const url = `/api/squads/${s.squadId}/skills/import`
+eachBackend(
+  t,
+  'skills: import from a SKILL.md folder, a markdown file and a JSON skill',
+  async (t, api) => {
+    const s = await api.seed('Importers')
+    const dir = await mkdtemp(join(skillsRoot, 'import-'))
+    const folder = join(dir, 'Release Notes')
+    await mkdir(join(folder, 'scripts'), { recursive: true })
+    await mkdir(join(folder, '.git'), { recursive: true })
+    const skillMd = '---\nname: release-notes\ndescription: >\n  Writes release notes\n  from merged PRs.\ntags: [a, b]\n---\n# Release notes\n'
+    await writeFile(join(folder, 'SKILL.md'), skillMd)
+    await writeFile(join(folder, 'scripts', 'collect.sh'), 'git log --oneline\n')
+    await writeFile(join(folder, 'icon.png'), pngBytes)
+    await writeFile(join(folder, '.git', 'HEAD'), 'ref: x\n')
+    await writeFile(join(folder, '.hidden'), 'secret\n')
+    const url = `/api/squads/${s.squadId}/skills/import`
 
-  const fromFolder = await api.call('POST', url, { source: folder })
-  t.equal(fromFolder.status, 201, 'folder imported')
-  const imported = fromFolder.body.skill
-  t.match(imported, { key: 'release-notes', name: 'release-notes', description: 'Writes release notes from merged PRs.', sourceType: 'import', markdown: skillMd })
-  t.same(imported.files.map((f: any) => [f.path, f.encoding]), [['icon.png', 'base64'], ['scripts/collect.sh', 'utf8']], 'other files, dot files skipped')
-  t.same(Buffer.from(imported.files[0].content, 'base64'), pngBytes, 'binary files arrive as base64')
-  t.equal(imported.contentHash, skillContentHash(skillMd, imported.files))
+    const fromFolder = await api.call('POST', url, { source: folder })
+    t.equal(fromFolder.status, 201, 'folder imported')
+    const imported = fromFolder.body.skill
+    t.match(imported, { key: 'release-notes', name: 'release-notes', description: 'Writes release notes from merged PRs.', sourceType: 'import', markdown: skillMd })
+    t.same(
+      imported.files.map((f: any) => [f.path, f.encoding]),
+      [
+        ['icon.png', 'base64'],
+        ['scripts/collect.sh', 'utf8'],
+      ],
+      'other files, dot files skipped',
+    )
+    t.same(Buffer.from(imported.files[0].content, 'base64'), pngBytes, 'binary files arrive as base64')
+    t.equal(imported.contentHash, skillContentHash(skillMd, imported.files))
 
-  await writeFile(join(dir, 'Code Review.md'), '---\ntitle: ignored\ndescription: "Reviews code: carefully"\n---\nReview.\n')
-  const fromFile = await api.call('POST', url, { source: join(dir, 'Code Review.md'), trustLevel: 'community' })
-  t.equal(fromFile.status, 201)
-  t.match(fromFile.body.skill, { key: 'code-review', name: 'code-review', description: 'Reviews code: carefully', trustLevel: 'community', hasFiles: false })
-  isError(t, await api.call('POST', url, { source: join(dir, 'Code Review.md') }), 409, 'skill_key_taken', 'import twice')
-  const renamed = await api.call('POST', url, { source: join(dir, 'Code Review.md'), key: 'review-2' })
-  t.equal(renamed.body.skill.key, 'review-2', 'key given in the body wins')
+    await writeFile(join(dir, 'Code Review.md'), '---\ntitle: ignored\ndescription: "Reviews code: carefully"\n---\nReview.\n')
+    const fromFile = await api.call('POST', url, { source: join(dir, 'Code Review.md'), trustLevel: 'community' })
+    t.equal(fromFile.status, 201)
+    t.match(fromFile.body.skill, { key: 'code-review', name: 'code-review', description: 'Reviews code: carefully', trustLevel: 'community', hasFiles: false })
+    isError(t, await api.call('POST', url, { source: join(dir, 'Code Review.md') }), 409, 'skill_key_taken', 'import twice')
+    const renamed = await api.call('POST', url, { source: join(dir, 'Code Review.md'), key: 'review-2' })
+    t.equal(renamed.body.skill.key, 'review-2', 'key given in the body wins')
 
-  const jsonSkill = {
-    key: 'json-skill',
-    slug: 'json-skill',
-    name: 'From JSON',
-    description: 'Catalog shaped',
-    trustLevel: 'verified',
-    version: 7,
-    hasFiles: true,
-    updatedAt: new Date().toISOString(),
-    markdown: '# JSON\n',
-    files: [{ path: 'data/x.bin', content: pngBytes.toString('base64'), encoding: 'base64' }],
-    contentHash: skillContentHash('# JSON\n', [{ path: 'data/x.bin', content: pngBytes.toString('base64'), encoding: 'base64' }]),
-  }
-  await writeFile(join(dir, 'skill.json'), JSON.stringify(jsonSkill))
-  const fromJson = await api.call('POST', url, { source: join(dir, 'skill.json') })
-  t.equal(fromJson.status, 201)
-  t.match(fromJson.body.skill, { key: 'json-skill', name: 'From JSON', trustLevel: 'verified', version: 1, contentHash: jsonSkill.contentHash, sourceType: 'import' })
+    const jsonSkill = {
+      key: 'json-skill',
+      slug: 'json-skill',
+      name: 'From JSON',
+      description: 'Catalog shaped',
+      trustLevel: 'verified',
+      version: 7,
+      hasFiles: true,
+      updatedAt: new Date().toISOString(),
+      markdown: '# JSON\n',
+      files: [{ path: 'data/x.bin', content: pngBytes.toString('base64'), encoding: 'base64' }],
+      contentHash: skillContentHash('# JSON\n', [{ path: 'data/x.bin', content: pngBytes.toString('base64'), encoding: 'base64' }]),
+    }
+    await writeFile(join(dir, 'skill.json'), JSON.stringify(jsonSkill))
+    const fromJson = await api.call('POST', url, { source: join(dir, 'skill.json') })
+    t.equal(fromJson.status, 201)
+    t.match(fromJson.body.skill, { key: 'json-skill', name: 'From JSON', trustLevel: 'verified', version: 1, contentHash: jsonSkill.contentHash, sourceType: 'import' })
 
-  await writeFile(join(dir, 'tampered.json'), JSON.stringify({ ...jsonSkill, key: 'tampered', markdown: '# changed\n' }))
-  const tampered = await api.call('POST', url, { source: join(dir, 'tampered.json') })
-  isError(t, tampered, 400, 'invalid_payload', 'contentHash mismatch')
-  t.equal(tampered.body.details[0].path, '/source/contentHash')
-  await writeFile(join(dir, 'unsafe.json'), JSON.stringify({ key: 'unsafe', name: 'u', markdown: 'x', files: [{ path: '../x', content: 'x', encoding: 'utf8' }] }))
-  const unsafe = await api.call('POST', url, { source: join(dir, 'unsafe.json') })
-  isError(t, unsafe, 400, 'invalid_payload', 'unsafe path in a JSON skill')
-  t.equal(unsafe.body.details[0].path, '/source/files/0/path')
-  await writeFile(join(dir, 'bad.json'), '{"name": 1}')
-  isError(t, await api.call('POST', url, { source: join(dir, 'bad.json') }), 400, 'invalid_payload', 'JSON not in the catalog shape')
-  await writeFile(join(dir, 'broken.json'), '{nope')
-  isError(t, await api.call('POST', url, { source: join(dir, 'broken.json') }), 400, 'invalid_payload', 'malformed JSON')
-  isError(t, await api.call('POST', url, { source: join(dir, 'missing.md') }), 400, 'invalid_payload', 'missing file')
-  isError(t, await api.call('POST', url, { source: dir }), 400, 'invalid_payload', 'folder without SKILL.md')
-  await writeFile(join(dir, '---.md'), 'no front matter\n')
-  isError(t, await api.call('POST', url, { source: join(dir, '---.md') }), 400, 'invalid_payload', 'no key derivable')
+    await writeFile(join(dir, 'tampered.json'), JSON.stringify({ ...jsonSkill, key: 'tampered', markdown: '# changed\n' }))
+    const tampered = await api.call('POST', url, { source: join(dir, 'tampered.json') })
+    isError(t, tampered, 400, 'invalid_payload', 'contentHash mismatch')
+    t.equal(tampered.body.details[0].path, '/source/contentHash')
+    await writeFile(join(dir, 'unsafe.json'), JSON.stringify({ key: 'unsafe', name: 'u', markdown: 'x', files: [{ path: '../x', content: 'x', encoding: 'utf8' }] }))
+    const unsafe = await api.call('POST', url, { source: join(dir, 'unsafe.json') })
+    isError(t, unsafe, 400, 'invalid_payload', 'unsafe path in a JSON skill')
+    t.equal(unsafe.body.details[0].path, '/source/files/0/path')
+    await writeFile(join(dir, 'bad.json'), '{"name": 1}')
+    isError(t, await api.call('POST', url, { source: join(dir, 'bad.json') }), 400, 'invalid_payload', 'JSON not in the catalog shape')
+    await writeFile(join(dir, 'broken.json'), '{nope')
+    isError(t, await api.call('POST', url, { source: join(dir, 'broken.json') }), 400, 'invalid_payload', 'malformed JSON')
+    isError(t, await api.call('POST', url, { source: join(dir, 'missing.md') }), 400, 'invalid_payload', 'missing file')
+    isError(t, await api.call('POST', url, { source: dir }), 400, 'invalid_payload', 'folder without SKILL.md')
+    await writeFile(join(dir, '---.md'), 'no front matter\n')
+    isError(t, await api.call('POST', url, { source: join(dir, '---.md') }), 400, 'invalid_payload', 'no key derivable')
 
-  const activity = await activityOf(api, s.squadId, 'entityType=skill')
-  t.equal(activity.filter((a) => a.action === 'skill.imported').length, 4)
-  t.equal((await skillUpserts(api, 4)).length, 4)
-}, withSkillsDir)
+    const activity = await activityOf(api, s.squadId, 'entityType=skill')
+    t.equal(activity.filter((a) => a.action === 'skill.imported').length, 4)
+    t.equal((await skillUpserts(api, 4)).length, 4)
+  },
+  withSkillsDir,
+)
 
 t.test('skill sources: the data directory is never read, inside the skills folder or holding it', async (t) => {
   const root = await tempDir(t)
@@ -400,7 +433,13 @@ eachBackend(t, 'skills: the tower catalog is applied, fetching only changed cont
   t.same(fetched.sort(), ['alpha', 'beta'], 'first pull fetches everything')
   t.equal(await skills.appliedCatalogVersion(), 1)
   const cat1 = await skills.catalog(operatorActor())
-  t.same(cat1.map((c) => [c.key, c.catalogVersion, c.hasFiles]), [['alpha', 1, false], ['beta', 1, true]])
+  t.same(
+    cat1.map((c) => [c.key, c.catalogVersion, c.hasFiles]),
+    [
+      ['alpha', 1, false],
+      ['beta', 1, true],
+    ],
+  )
 
   // Install alpha into the squad; installing again is a no-op refresh.
   const first = await skills.installFromCatalog(operatorActor(), 'alpha', s.squadId)
@@ -437,7 +476,10 @@ eachBackend(t, 'skills: the tower catalog is applied, fetching only changed cont
   t.same(fetched, [], 'a repeated pull fetches nothing')
   published.delete('gamma')
   t.equal(await skills.applyCatalog(catalogOf(1), fetchSkill), 2, 'an older pull is ignored')
-  t.ok((await skills.catalog(operatorActor())).some((c) => c.key === 'gamma'), 'and removes nothing')
+  t.ok(
+    (await skills.catalog(operatorActor())).some((c) => c.key === 'gamma'),
+    'and removes nothing',
+  )
 
   // v3: beta unpublished, delta's content unsafe, epsilon vanishes between list and fetch.
   published.delete('beta')
@@ -448,13 +490,29 @@ eachBackend(t, 'skills: the tower catalog is applied, fetching only changed cont
   fetched.length = 0
   t.equal(await skills.applyCatalog(catalog3, fetchSkill), 3)
   t.same(fetched.sort(), ['delta', 'epsilon'])
-  t.same((await skills.catalog(operatorActor())).map((c) => c.key), ['alpha'], 'unpublished, unsafe and vanished skills are not kept')
+  t.same(
+    (await skills.catalog(operatorActor())).map((c) => c.key),
+    ['alpha'],
+    'unpublished, unsafe and vanished skills are not kept',
+  )
   t.same((await api.call('GET', `/api/squads/${other.squadId}/skills`)).body.skills, [], "the squads' copies of an unpublished skill go too")
-  t.same((await api.call('GET', `/api/squads/${s.squadId}/skills`)).body.skills.map((x: any) => [x.key, x.sourceType]), [['alpha', 'tower'], ['beta', 'local']], 'local skills are untouched')
+  t.same(
+    (await api.call('GET', `/api/squads/${s.squadId}/skills`)).body.skills.map((x: any) => [x.key, x.sourceType]),
+    [
+      ['alpha', 'tower'],
+      ['beta', 'local'],
+    ],
+    'local skills are untouched',
+  )
 
   // A failing fetch stores nothing and keeps the applied version.
   published.set('zeta', full('zeta', '# Z\n'))
-  await t.rejects(skills.applyCatalog(catalogOf(4), async () => { throw new Error('tower down') }), /tower down/)
+  await t.rejects(
+    skills.applyCatalog(catalogOf(4), async () => {
+      throw new Error('tower down')
+    }),
+    /tower down/,
+  )
   t.equal(await skills.appliedCatalogVersion(), 3)
   await t.rejects(skills.applyCatalog({ catalogVersion: -1, skills: [] }, fetchSkill), { name: 'TypeError' }, 'a malformed catalog is refused')
 
@@ -469,7 +527,11 @@ eachBackend(t, 'skills: the tower catalog is applied, fetching only changed cont
   t.same(actions, ['skill.installed', 'skill.updated_from_tower', 'skill.removed_by_tower'])
   // Seven in all: the first squad's install, local create, catalog update and edit; the other squad's three.
   const upserts = (await skillUpserts(api, 7)).filter((u) => u.squadLocalId === other.squadId)
-  t.same(upserts.map((u) => u.sourceType), ['tower', 'tower', 'deleted'], 'installs, catalog updates and removals reach the outbox')
+  t.same(
+    upserts.map((u) => u.sourceType),
+    ['tower', 'tower', 'deleted'],
+    'installs, catalog updates and removals reach the outbox',
+  )
   t.same(Object.keys(upserts[0]).sort(), ['description', 'entityId', 'key', 'kind', 'localId', 'name', 'sourceType', 'squadId', 'squadLocalId', 'trustLevel', 'type', 'updatedAt'])
 })
 
@@ -501,14 +563,39 @@ eachBackend(
     t.equal((await api.call('GET', `/api/skills/${local.id}`, undefined, s.agentToken)).status, 200)
 
     await api.instance.services.skills.applyCatalog(
-      { catalogVersion: 9, skills: [{ key: 'Fleet.Skill', slug: 'fleet-skill', name: 'Fleet skill', trustLevel: 'official', version: 4, contentHash: skillContentHash('# F\n', []), hasFiles: false, updatedAt: new Date().toISOString() }] },
-      async (key) => ({ key, slug: 'fleet-skill', name: 'Fleet skill', trustLevel: 'official', version: 4, contentHash: skillContentHash('# F\n', []), hasFiles: false, updatedAt: new Date().toISOString(), markdown: '# F\n', files: [] }),
+      {
+        catalogVersion: 9,
+        skills: [
+          {
+            key: 'Fleet.Skill',
+            slug: 'fleet-skill',
+            name: 'Fleet skill',
+            trustLevel: 'official',
+            version: 4,
+            contentHash: skillContentHash('# F\n', []),
+            hasFiles: false,
+            updatedAt: new Date().toISOString(),
+          },
+        ],
+      },
+      async (key) => ({
+        key,
+        slug: 'fleet-skill',
+        name: 'Fleet skill',
+        trustLevel: 'official',
+        version: 4,
+        contentHash: skillContentHash('# F\n', []),
+        hasFiles: false,
+        updatedAt: new Date().toISOString(),
+        markdown: '# F\n',
+        files: [],
+      }),
     )
     const installed = await api.call('POST', '/api/tower/skills/Fleet.Skill/install', { squadId: s.squadId })
     t.equal(installed.status, 200, 'installing from the catalog works while managed')
     t.match(installed.body.skill, { key: 'Fleet.Skill', sourceType: 'tower', trustLevel: 'official', version: 4, markdown: '# F\n' })
     t.same((await api.call('GET', `/api/squads/${s.squadId}/skills`)).body.skills.map((x: any) => x.key).sort(), ['Fleet.Skill', 'before'])
-    isError(t, await api.call('DELETE', `/api/skills/${installed.body.skill.id}`), 409, 'skills_managed_by_tower', 'installed skills are the tower\'s too')
+    isError(t, await api.call('DELETE', `/api/skills/${installed.body.skill.id}`), 409, 'skills_managed_by_tower', "installed skills are the tower's too")
 
     managed = false
     t.equal((await api.call('PATCH', `/api/skills/${local.id}`, { name: 'after' })).status, 200, 'standalone again: local authoring is back')

@@ -44,7 +44,11 @@ eachBackend(t, 'squads', async (t, api) => {
 
     // Concurrent creates of one name: each gets its own slug and prefix, none fails.
     const racers = await Promise.all(Array.from({ length: 6 }, () => api.call('POST', '/api/squads', { name: 'Race Team' })))
-    t.same(racers.map((r) => r.status), [201, 201, 201, 201, 201, 201], 'concurrent creates all succeed')
+    t.same(
+      racers.map((r) => r.status),
+      [201, 201, 201, 201, 201, 201],
+      'concurrent creates all succeed',
+    )
     t.equal(new Set(racers.map((r) => r.body.squad?.slug)).size, 6, 'distinct slugs')
     t.equal(new Set(racers.map((r) => r.body.squad?.issuePrefix)).size, 6, 'distinct prefixes')
 
@@ -65,7 +69,10 @@ eachBackend(t, 'squads', async (t, api) => {
     const b = await api.seed('Beta')
     const list = await api.call('GET', '/api/squads', undefined, a.agentToken)
     t.equal(list.status, 200)
-    t.same(list.body.squads.map((s: { id: string }) => s.id), [a.squadId])
+    t.same(
+      list.body.squads.map((s: { id: string }) => s.id),
+      [a.squadId],
+    )
     t.same(Object.keys(list.body.squads[0]).sort(), ['createdAt', 'id', 'name', 'slug', 'status'])
     t.equal((await api.call('GET', `/api/squads/${a.squadId}`, undefined, a.agentToken)).status, 200)
     for (const path of ['', '/agents', '/issues', '/org', '/activity']) {
@@ -89,7 +96,18 @@ eachBackend(t, 'squads', async (t, api) => {
     const shape = (n: any): unknown => ({ name: n.name, reports: n.reports.map(shape) })
     t.same(res.body.org.roots.map(shape), [
       { name: 'alice', reports: [] },
-      { name: 'ceo', reports: [{ name: 'cto', reports: [{ name: 'dev', reports: [] }, { name: 'qa', reports: [] }] }] },
+      {
+        name: 'ceo',
+        reports: [
+          {
+            name: 'cto',
+            reports: [
+              { name: 'dev', reports: [] },
+              { name: 'qa', reports: [] },
+            ],
+          },
+        ],
+      },
     ])
     const root = res.body.org.roots.find((n: any) => n.name === 'ceo')
     t.same(Object.keys(root).sort(), ['id', 'name', 'reports', 'role', 'status', 'title'])
@@ -113,7 +131,11 @@ eachBackend(t, 'squads', async (t, api) => {
     t.same(res.body, { ok: true })
     t.equal((await api.call('GET', `/api/squads/${s.squadId}`)).body.squad.status, 'archived')
     const agents = (await api.call('GET', `/api/squads/${s.squadId}/agents`)).body.agents
-    t.same(agents.map((a: any) => a.status), ['paused', 'paused'], 'every agent is paused')
+    t.same(
+      agents.map((a: any) => a.status),
+      ['paused', 'paused'],
+      'every agent is paused',
+    )
     t.equal((await api.call('GET', `/api/agents/${bob.id}`)).body.agent.pauseReason, 'squad_archived')
 
     const writes: Array<[string, string, unknown, string | undefined]> = [
@@ -160,7 +182,7 @@ eachBackend(t, 'squads', async (t, api) => {
     await api.call('POST', `/api/issues/${parent.id}/interactions`, { kind: 'request_confirmation', payload: { prompt: 'go?' }, continuationPolicy: 'wake_assignee' })
     const keptIssue = await addIssue(api, keep.squadId, { title: 'kept' })
 
-    isError(t, await api.call('DELETE', `/api/squads/${s.squadId}`, undefined, keep.agentToken), 404, 'not_found', 'another squad\'s agent: 404 before 403')
+    isError(t, await api.call('DELETE', `/api/squads/${s.squadId}`, undefined, keep.agentToken), 404, 'not_found', "another squad's agent: 404 before 403")
     isError(t, await api.call('DELETE', `/api/squads/${s.squadId}`, undefined, s.agentToken), 403, 'forbidden', 'its own agent')
     const res = await api.call('DELETE', `/api/squads/${s.squadId}`)
     t.equal(res.status, 200)

@@ -36,8 +36,7 @@ function faulty(real: Storage): { storage: Storage; failOnce(): void; failures()
     if (prop === 'activity') return failing(value as StorageSession['activity'], 'record')
     return undefined
   }
-  const session = (target: StorageSession): StorageSession =>
-    new Proxy(target, { get: (s, prop) => wrap(prop, Reflect.get(s, prop, s)) ?? Reflect.get(s, prop, s) })
+  const session = (target: StorageSession): StorageSession => new Proxy(target, { get: (s, prop) => wrap(prop, Reflect.get(s, prop, s)) ?? Reflect.get(s, prop, s) })
   const storage = new Proxy(real, {
     get(s, prop) {
       if (prop === 'transaction') return <T>(fn: (tx: StorageSession) => Promise<T>) => s.transaction((tx) => fn(session(tx)))
@@ -88,14 +87,22 @@ for (const backend of backends) {
     // Agent create: row, activity and key all or nothing.
     fault.failOnce()
     isError(t, await api.call('POST', `/api/squads/${s.squadId}/agents`, { name: 'ghost', role: 'x', adapterType: 'process' }), 500, 'internal_error', 'agent create fails')
-    t.same((await api.call('GET', `/api/squads/${s.squadId}/agents`)).body.agents.map((a: any) => a.name), ['alice'], 'no agent row')
+    t.same(
+      (await api.call('GET', `/api/squads/${s.squadId}/agents`)).body.agents.map((a: any) => a.name),
+      ['alice'],
+      'no agent row',
+    )
     t.equal((await api.call('POST', `/api/squads/${s.squadId}/agents`, { name: 'ghost', role: 'x', adapterType: 'process' })).status, 201, 'the name is still free')
 
     // Squad archive: squad status and paused agents roll back together.
     fault.failOnce()
     isError(t, await api.call('POST', `/api/squads/${s.squadId}/archive`), 500, 'internal_error', 'archive fails')
     t.equal((await api.call('GET', `/api/squads/${s.squadId}`)).body.squad.status, 'active')
-    t.same((await api.call('GET', `/api/squads/${s.squadId}/agents`)).body.agents.map((a: any) => a.status), ['active', 'active'], 'no agent was paused')
+    t.same(
+      (await api.call('GET', `/api/squads/${s.squadId}/agents`)).body.agents.map((a: any) => a.status),
+      ['active', 'active'],
+      'no agent was paused',
+    )
 
     // Comment with reopen: the comment and the reopen commit together or not at all.
     await api.call('PATCH', `/api/issues/${next.id}`, { status: 'done' })

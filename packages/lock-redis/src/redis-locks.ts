@@ -219,10 +219,7 @@ const timedOut = Symbol('timed out')
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | typeof timedOut> {
   let timer: NodeJS.Timeout | undefined
   try {
-    return await Promise.race([
-      promise,
-      new Promise<typeof timedOut>((resolve) => (timer = setTimeout(() => resolve(timedOut), ms))),
-    ])
+    return await Promise.race([promise, new Promise<typeof timedOut>((resolve) => (timer = setTimeout(() => resolve(timedOut), ms)))])
   } finally {
     clearTimeout(timer)
   }

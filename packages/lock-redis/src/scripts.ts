@@ -12,21 +12,12 @@ function lua(source: string): LuaScript {
 }
 
 /** KEYS[1] lock key, ARGV[1] token. Deletes the key only if the token still owns it; 1 if deleted. */
-export const compareAndDelete = lua(
-  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
-)
+export const compareAndDelete = lua("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0")
 
 /** KEYS[1] lock key, ARGV[1] token, ARGV[2] ttl in ms. Extends the key only if the token still owns it; 1 if extended. */
-export const compareAndExpire = lua(
-  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0",
-)
+export const compareAndExpire = lua("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0")
 
-export async function runScript(
-  client: Redis,
-  script: LuaScript,
-  keys: string[],
-  args: Array<string | number>,
-): Promise<unknown> {
+export async function runScript(client: Redis, script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
   try {
     return await client.evalsha(script.sha, keys.length, ...keys, ...args)
   } catch (err) {

@@ -135,8 +135,7 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
     async store({ secretId, version, value, config }) {
       const cfg = parseConfig(config)
       const name = `${cfg.prefix}${secretId}`
-      const put = () =>
-        send(cfg, `put a value of ${name}`, (c, sdk, abortSignal) => c.send(new sdk.PutSecretValueCommand({ SecretId: name, SecretString: value }), { abortSignal }))
+      const put = () => send(cfg, `put a value of ${name}`, (c, sdk, abortSignal) => c.send(new sdk.PutSecretValueCommand({ SecretId: name, SecretString: value }), { abortSignal }))
       const create = () =>
         send(cfg, `create ${name}`, (c, sdk, abortSignal) =>
           c.send(
@@ -250,9 +249,7 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
           { abortSignal },
         ),
       )
-      const items = (answer.SecretList ?? [])
-        .filter((s): s is typeof s & { ARN: string; Name: string } => Boolean(s.ARN && s.Name))
-        .map((s) => ({ externalRef: s.ARN, name: s.Name }))
+      const items = (answer.SecretList ?? []).filter((s): s is typeof s & { ARN: string; Name: string } => Boolean(s.ARN && s.Name)).map((s) => ({ externalRef: s.ARN, name: s.Name }))
       return answer.NextToken ? { items, nextToken: answer.NextToken } : { items }
     },
 
@@ -329,7 +326,11 @@ function mapError(error: unknown, what: string, cfg: AwsConfig, timedOut: boolea
   }
   if (denied.has(name) || status === 401 || status === 403) return new AwsSecretProviderError('access_denied', `${prefix}: access denied (${name}${status ? `, HTTP ${status}` : ''})${said}`, name)
   if (name === 'CredentialsProviderError') {
-    return new AwsSecretProviderError('access_denied', `${prefix}: no AWS credentials found in the SDK's default chain (environment, shared config, SSO, web identity, container or instance role)`, name)
+    return new AwsSecretProviderError(
+      'access_denied',
+      `${prefix}: no AWS credentials found in the SDK's default chain (environment, shared config, SSO, web identity, container or instance role)`,
+      name,
+    )
   }
   if (name === 'ResourceExistsException') return new AwsSecretProviderError('invalid_config', `${prefix}: already exists (${name})${said}`, name)
   if (badInput.has(name) || name === 'InvalidRequestException') return new AwsSecretProviderError('invalid_config', `${prefix}: rejected (${name})${said}`, name)

@@ -31,7 +31,11 @@ void t.test('the wire: JSON 1.1 targets, versions as VersionIds, the KMS key and
   const one = await provider.store({ secretId: 'abc', version: 1, value: 'v-1', config })
   const two = await provider.store({ secretId: 'abc', version: 2, value: 'v-2', config })
   t.match(one.ref, /^arn:aws:secretsmanager:us-east-1:123456789012:secret:team\/abc-[0-9a-f]{6}\?versionId=[0-9a-f-]{36}$/, 'a ref is the ARN with the VersionId')
-  t.same(aws.calls.map((c) => c.target), ['secretsmanager.CreateSecret', 'secretsmanager.PutSecretValue'], 'created once, then a new version put')
+  t.same(
+    aws.calls.map((c) => c.target),
+    ['secretsmanager.CreateSecret', 'secretsmanager.PutSecretValue'],
+    'created once, then a new version put',
+  )
   t.match(aws.calls[0]!.body, { Name: 'team/abc', KmsKeyId: 'alias/team', Tags: [{ Key: 'slaw:secretId', Value: 'abc' }] })
   t.equal(await provider.resolve({ ref: one.ref, config }), 'v-1')
   t.equal(await provider.resolve({ ref: one.ref.split('?')[0]!, config }), 'v-2', 'the bare ARN reads AWSCURRENT')
@@ -61,7 +65,11 @@ void t.test('imported refs: a JSON key, listRemote by name prefix', async (t) =>
   t.equal(first.items.length, 1)
   t.ok(first.nextToken, 'a next page')
   const second = await provider.listRemote!({ config, query: 'prod/', pageSize: 1, nextToken: first.nextToken })
-  t.same([...first.items, ...second.items].map((i) => i.name), ['prod/db', 'prod/api'], 'both prod secrets, one a page')
+  t.same(
+    [...first.items, ...second.items].map((i) => i.name),
+    ['prod/db', 'prod/api'],
+    'both prod secrets, one a page',
+  )
   t.equal(second.nextToken, undefined, 'and no further page')
   t.match(aws.calls.at(-1)!.body, { Filters: [{ Key: 'name', Values: ['prod/'] }], MaxResults: 1 }, 'the name filter and page size go to AWS')
   const calls = aws.calls.length
@@ -79,7 +87,11 @@ void t.test('faults: a hanging endpoint times out, 403 is access_denied, a close
   const { ref } = await provider.store({ secretId: 'fault', version: 1, value, config })
 
   const downConfig = { endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 }
-  const messages = { hanging: /no answer from http:\/\/127\.0\.0\.1:\d+ within 300 ms/, forbidden: /access denied \(AccessDeniedException, HTTP 403\)/, down: /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/ }
+  const messages = {
+    hanging: /no answer from http:\/\/127\.0\.0\.1:\d+ within 300 ms/,
+    forbidden: /access denied \(AccessDeniedException, HTTP 403\)/,
+    down: /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
+  }
   await expectProviderFaults(t, provider, { backend: aws, config, downConfig, ref, value, messages })
 
   // Credentials the backend refuses.

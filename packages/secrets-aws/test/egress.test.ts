@@ -36,9 +36,17 @@ void t.test('an endpoint the node does not allow receives no signed request: 400
   t.match(written, { status: 400, body: { code: 'invalid_payload', error: /SVC_AWS_ALLOWED_ENDPOINTS/, details: [{ path: '/config/endpoint' }] } })
   const preview = await call('POST', `/api/squads/${squadId}/secret-provider-configs/discovery/preview`, { provider: 'aws_secrets_manager', config: { endpoint: evil.url } })
   t.equal(preview.status, 400, 'previewing it is refused')
-  const ok = await call('POST', `/api/squads/${squadId}/secret-provider-configs`, { provider: 'aws_secrets_manager', name: 'vpc', config: { endpoint: 'https://vpce-0abc.secretsmanager.us-east-1.vpce.amazonaws.com', region: 'us-east-1' } })
+  const ok = await call('POST', `/api/squads/${squadId}/secret-provider-configs`, {
+    provider: 'aws_secrets_manager',
+    name: 'vpc',
+    config: { endpoint: 'https://vpce-0abc.secretsmanager.us-east-1.vpce.amazonaws.com', region: 'us-east-1' },
+  })
   t.equal(ok.status, 201, "AWS's own endpoints (a VPC endpoint) are allowed")
-  const listed = await call('POST', `/api/squads/${squadId}/secret-provider-configs`, { provider: 'aws_secrets_manager', name: 'listed', config: { endpoint: 'https://secrets.internal.example', region: 'us-east-1' } })
+  const listed = await call('POST', `/api/squads/${squadId}/secret-provider-configs`, {
+    provider: 'aws_secrets_manager',
+    name: 'listed',
+    config: { endpoint: 'https://secrets.internal.example', region: 'us-east-1' },
+  })
   t.equal(listed.status, 201, 'an endpoint of SVC_AWS_ALLOWED_ENDPOINTS is allowed')
 
   const provider = awsSecretsManagerProvider()

@@ -17,7 +17,13 @@ const consumer = { type: 'routine' as const, id: '01a2016d-4579-7b3a-99bd-85bf68
 void t.test('an operator uses AWS Secrets Manager through the API; values resolve at run time only', async (t) => {
   const aws = await startSecretsManagerStandIn({ accessKeyId, secretAccessKey })
   t.teardown(() => aws.close())
-  const instance = await createInstance({ storage: await pgliteStorage({ dataDir: 'memory://' }), operatorKey, logger: false, masterKey: MasterKey.generate(), secretProviders: [awsSecretsManagerProvider()] })
+  const instance = await createInstance({
+    storage: await pgliteStorage({ dataDir: 'memory://' }),
+    operatorKey,
+    logger: false,
+    masterKey: MasterKey.generate(),
+    secretProviders: [awsSecretsManagerProvider()],
+  })
   t.teardown(() => instance.close())
   const call = async (method: string, url: string, body?: unknown) => {
     const res = await instance.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${operatorKey}` }, ...(body ? { payload: body as object } : {}) })
@@ -33,14 +39,25 @@ void t.test('an operator uses AWS Secrets Manager through the API; values resolv
 
   const rejected = await call('POST', `/api/squads/${squadId}/secret-provider-configs`, { provider: 'aws_secrets_manager', name: 'aws', config: { endpoint: aws.endpoint, accessKeyId } })
   t.equal(rejected.status, 400, 'a credential in a provider configuration is refused')
-  const cfg = await call('POST', `/api/squads/${squadId}/secret-provider-configs`, { provider: 'aws_secrets_manager', name: 'aws', config: { endpoint: aws.endpoint, region: 'us-east-1', kmsKeyId: 'alias/slaw' } })
+  const cfg = await call('POST', `/api/squads/${squadId}/secret-provider-configs`, {
+    provider: 'aws_secrets_manager',
+    name: 'aws',
+    config: { endpoint: aws.endpoint, region: 'us-east-1', kmsKeyId: 'alias/slaw' },
+  })
   t.equal(cfg.status, 201)
   const configId = cfg.body.providerConfig.id
   t.match((await call('POST', `/api/secret-provider-configs/${configId}/health`)).body, { ok: true }, 'health through the API')
 
   const preview = await call('POST', `/api/squads/${squadId}/secrets/remote-import/preview`, { providerConfigId: configId, query: 'prod/' })
-  t.same(preview.body.candidates.map((c: any) => [c.name, c.status]), [['prod/db-password', 'ready']], 'the remote secret is an import candidate')
-  const imported = await call('POST', `/api/squads/${squadId}/secrets/remote-import`, { providerConfigId: configId, secrets: [{ externalRef: preview.body.candidates[0].externalRef, name: 'DB password', key: 'DB_PASSWORD' }] })
+  t.same(
+    preview.body.candidates.map((c: any) => [c.name, c.status]),
+    [['prod/db-password', 'ready']],
+    'the remote secret is an import candidate',
+  )
+  const imported = await call('POST', `/api/squads/${squadId}/secrets/remote-import`, {
+    providerConfigId: configId,
+    secrets: [{ externalRef: preview.body.candidates[0].externalRef, name: 'DB password', key: 'DB_PASSWORD' }],
+  })
   t.match(imported.body, { imported: 1, skipped: 0, errored: 0 })
   const external = imported.body.results[0].secretId
 
@@ -61,15 +78,25 @@ void t.test('an operator uses AWS Secrets Manager through the API; values resolv
   await t.rejects(resolve(managed.id), { code: 'secret_unavailable' }, 'AWS answering 403: a clear error')
   aws.mode = 'ok'
   const events = (await call('GET', `/api/secrets/${managed.id}/access-events`)).body.events
-  t.same(events.map((e: any) => [e.outcome, e.errorCode, e.provider]), [
-    ['failure', 'provider_access_denied', 'aws_secrets_manager'],
-    ['success', null, 'aws_secrets_manager'],
-    ['success', null, 'aws_secrets_manager'],
-  ], 'every resolve, the failure too, is an access event')
+  t.same(
+    events.map((e: any) => [e.outcome, e.errorCode, e.provider]),
+    [
+      ['failure', 'provider_access_denied', 'aws_secrets_manager'],
+      ['success', null, 'aws_secrets_manager'],
+      ['success', null, 'aws_secrets_manager'],
+    ],
+    'every resolve, the failure too, is an access event',
+  )
 
   t.equal((await call('DELETE', `/api/secrets/${managed.id}`)).status, 200)
-  t.ok(aws.calls.some((c) => c.target === 'secretsmanager.DeleteSecret' && String(c.body.SecretId).includes(managed.id)), 'deleting the managed secret deletes it in AWS')
+  t.ok(
+    aws.calls.some((c) => c.target === 'secretsmanager.DeleteSecret' && String(c.body.SecretId).includes(managed.id)),
+    'deleting the managed secret deletes it in AWS',
+  )
   t.equal((await call('DELETE', `/api/secrets/${external}`)).status, 200)
-  t.notOk(aws.calls.some((c) => c.target === 'secretsmanager.DeleteSecret' && String(c.body.SecretId).includes('prod/db-password')), 'deleting the imported reference leaves the remote secret alone')
+  t.notOk(
+    aws.calls.some((c) => c.target === 'secretsmanager.DeleteSecret' && String(c.body.SecretId).includes('prod/db-password')),
+    'deleting the imported reference leaves the remote secret alone',
+  )
   t.equal(await outside.resolve({ ref: 'prod/db-password', config: { endpoint: aws.endpoint } }), 'remote-db-password')
 })

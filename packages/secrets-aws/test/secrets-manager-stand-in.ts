@@ -82,7 +82,8 @@ export async function startSecretsManagerStandIn(options: { accessKeyId: string;
   const operations: Record<string, (body: Record<string, unknown>) => unknown> = {
     CreateSecret(body) {
       const name = body.Name
-      if (typeof name !== 'string' || !/^[A-Za-z0-9/_+=.@-]{1,512}$/.test(name)) throw new AwsError('ValidationException', 'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!')
+      if (typeof name !== 'string' || !/^[A-Za-z0-9/_+=.@-]{1,512}$/.test(name))
+        throw new AwsError('ValidationException', 'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!')
       const existing = secrets.find((s) => s.name === name)
       if (existing?.deletedAt) throw new AwsError('InvalidRequestException', "You can't create this secret because a secret with this name is already scheduled for deletion.")
       if (existing) throw new AwsError('ResourceExistsException', `The operation failed because the secret ${name} already exists.`)
@@ -106,16 +107,18 @@ export async function startSecretsManagerStandIn(options: { accessKeyId: string;
     },
     GetSecretValue(body) {
       const secret = live(body.SecretId)
-      const version = body.VersionId
-        ? secret.versions.find((v) => v.id === body.VersionId)
-        : secret.versions.find((v) => v.stages.includes((body.VersionStage as string | undefined) ?? 'AWSCURRENT'))
-      if (!version) throw new AwsError('ResourceNotFoundException', `Secrets Manager can't find the specified secret value for ${body.VersionId ? `VersionId: ${String(body.VersionId)}` : `staging label: ${String(body.VersionStage ?? 'AWSCURRENT')}`}`)
+      const version = body.VersionId ? secret.versions.find((v) => v.id === body.VersionId) : secret.versions.find((v) => v.stages.includes((body.VersionStage as string | undefined) ?? 'AWSCURRENT'))
+      if (!version)
+        throw new AwsError(
+          'ResourceNotFoundException',
+          `Secrets Manager can't find the specified secret value for ${body.VersionId ? `VersionId: ${String(body.VersionId)}` : `staging label: ${String(body.VersionStage ?? 'AWSCURRENT')}`}`,
+        )
       return { ARN: secret.arn, Name: secret.name, VersionId: version.id, SecretString: version.value, VersionStages: version.stages, CreatedDate: version.created }
     },
     DeleteSecret(body) {
       const secret = live(body.SecretId)
       if (body.ForceDeleteWithoutRecovery && body.RecoveryWindowInDays !== undefined) {
-        throw new AwsError('InvalidParameterException', 'You can\'t use ForceDeleteWithoutRecovery in conjunction with RecoveryWindowInDays.')
+        throw new AwsError('InvalidParameterException', "You can't use ForceDeleteWithoutRecovery in conjunction with RecoveryWindowInDays.")
       }
       const window = body.ForceDeleteWithoutRecovery ? 0 : Number(body.RecoveryWindowInDays ?? 30)
       if (window !== 0 && (window < 7 || window > 30)) throw new AwsError('InvalidParameterException', 'The RecoveryWindowInDays value must be between 7 and 30 days (inclusive).')
@@ -166,13 +169,19 @@ export async function startSecretsManagerStandIn(options: { accessKeyId: string;
       return reply(res, 400, { __type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' })
     }
     if (!(await signatureMatches(req, text, credential[2]!, options))) {
-      return reply(res, 400, { __type: 'InvalidSignatureException', message: 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.' })
+      return reply(res, 400, {
+        __type: 'InvalidSignatureException',
+        message: 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.',
+      })
     }
     const [service, operation] = target.split('.')
     const op = service === 'secretsmanager' && operation ? operations[operation] : undefined
     if (!op) return reply(res, 400, { __type: 'UnknownOperationException', message: `Unknown operation ${target}` })
     if (standIn.mode === 'forbid') {
-      return reply(res, 403, { __type: 'AccessDeniedException', Message: `User: arn:aws:iam::123456789012:user/slaw is not authorized to perform: secretsmanager:${operation} because no identity-based policy allows the secretsmanager:${operation} action` })
+      return reply(res, 403, {
+        __type: 'AccessDeniedException',
+        Message: `User: arn:aws:iam::123456789012:user/slaw is not authorized to perform: secretsmanager:${operation} because no identity-based policy allows the secretsmanager:${operation} action`,
+      })
     }
     try {
       reply(res, 200, op(body))

@@ -142,9 +142,7 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
   const project = async (cfg: GcpConfig): Promise<string> => {
     if (cfg.projectId) return cfg.projectId
     return call(cfg, 'find the project', (c) => c.getProjectId() as Promise<string>).catch((error: unknown) => {
-      throw error instanceof SecretProviderError && error.code !== 'timeout'
-        ? invalid('no projectId in the config and none from the application default credentials or GOOGLE_CLOUD_PROJECT')
-        : error
+      throw error instanceof SecretProviderError && error.code !== 'timeout' ? invalid('no projectId in the config and none from the application default credentials or GOOGLE_CLOUD_PROJECT') : error
     })
   }
 
@@ -166,8 +164,7 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
       if (!/^[A-Za-z0-9_-]{1,255}$/.test(id)) throw invalid(`secret id ${id} is not a valid Secret Manager id`)
       const parent = `projects/${await project(cfg)}`
       const secret = `${parent}/secrets/${id}`
-      const add = () =>
-        call(cfg, `add a version to ${secret}`, (c, o) => c.addSecretVersion({ parent: secret, payload: { data: Buffer.from(value, 'utf8') } }, o))
+      const add = () => call(cfg, `add a version to ${secret}`, (c, o) => c.addSecretVersion({ parent: secret, payload: { data: Buffer.from(value, 'utf8') } }, o))
       const create = () =>
         call(cfg, `create ${secret}`, (c, o) =>
           c.createSecret(
@@ -217,8 +214,7 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
     async delete({ ref, config }) {
       const cfg = parseConfig(config)
       const parsed = await parseRef(cfg, ref)
-      const gone = (error: unknown) =>
-        error instanceof GcpSecretProviderError && (error.status === 'NOT_FOUND' || (error.status === 'FAILED_PRECONDITION' && /DESTROYED/i.test(error.message)))
+      const gone = (error: unknown) => error instanceof GcpSecretProviderError && (error.status === 'NOT_FOUND' || (error.status === 'FAILED_PRECONDITION' && /DESTROYED/i.test(error.message)))
       if (parsed.version && !parsed.version.endsWith('/versions/latest')) {
         const name = parsed.version
         await call(cfg, `destroy ${name}`, (c, o) => c.destroySecretVersion({ name }, o)).catch((error: unknown) => {
@@ -340,8 +336,25 @@ function where(cfg: GcpConfig): string {
 
 const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'UND_ERR_SOCKET'])
 
-const grpcNames: Record<number, string> = { 3: 'INVALID_ARGUMENT', 4: 'DEADLINE_EXCEEDED', 5: 'NOT_FOUND', 6: 'ALREADY_EXISTS', 7: 'PERMISSION_DENIED', 9: 'FAILED_PRECONDITION', 14: 'UNAVAILABLE', 16: 'UNAUTHENTICATED' }
-const httpNames: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 409: 'ALREADY_EXISTS', 503: 'UNAVAILABLE', 504: 'DEADLINE_EXCEEDED' }
+const grpcNames: Record<number, string> = {
+  3: 'INVALID_ARGUMENT',
+  4: 'DEADLINE_EXCEEDED',
+  5: 'NOT_FOUND',
+  6: 'ALREADY_EXISTS',
+  7: 'PERMISSION_DENIED',
+  9: 'FAILED_PRECONDITION',
+  14: 'UNAVAILABLE',
+  16: 'UNAUTHENTICATED',
+}
+const httpNames: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'ALREADY_EXISTS',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+}
 
 /**
  * The status of a failed call, whichever way it came: a GoogleError (gRPC code) or, over REST, the
@@ -397,7 +410,11 @@ function mapError(error: unknown, what: string, cfg: GcpConfig): SecretProviderE
   const code = typeof e.code === 'string' ? e.code : e.cause?.code
   if (code && networkCodes.has(code)) return new GcpSecretProviderError('unavailable', `${prefix}: cannot reach ${where(cfg)} (${code})`, name)
   if (/Could not load the default credentials|Unable to detect a Project Id/i.test(e.message ?? '')) {
-    return new GcpSecretProviderError('access_denied', `${prefix}: no application default credentials (set GOOGLE_APPLICATION_CREDENTIALS, run on Google Cloud with a service account, or gcloud auth application-default login)`, name)
+    return new GcpSecretProviderError(
+      'access_denied',
+      `${prefix}: no application default credentials (set GOOGLE_APPLICATION_CREDENTIALS, run on Google Cloud with a service account, or gcloud auth application-default login)`,
+      name,
+    )
   }
   return new GcpSecretProviderError('unavailable', `${prefix}: ${name ?? 'failed'}${said ? ` (${said})` : ''}`, name)
 }

@@ -28,7 +28,10 @@ void t.test('gcp_secret_manager passes the secret provider contract', async (t) 
     largeValueLength: 60_000,
   })
   t.ok(gcp.requests.length > 0 && gcp.requests.every((r) => r.token === accessToken), 'every request carried the bearer token')
-  t.ok(gcp.requests.every((r) => r.query.$alt === 'json;enum-encoding=int'), 'every request went through the REST transport')
+  t.ok(
+    gcp.requests.every((r) => r.query.$alt === 'json;enum-encoding=int'),
+    'every request went through the REST transport',
+  )
 })
 
 void t.test('the wire: create with replication and labels, add versions, destroy, delete the secret with its last version', async (t) => {
@@ -42,7 +45,12 @@ void t.test('the wire: create with replication and labels, add versions, destroy
   t.same([one.ref, two.ref], ['projects/123456789012/secrets/slaw-abc/versions/1', 'projects/123456789012/secrets/slaw-abc/versions/2'], 'refs are version resource names')
   t.same(
     gcp.requests.slice(0, 4).map((r) => `${r.method} ${r.path}`),
-    ['POST /v1/projects/slaw-test/secrets/slaw-abc:addVersion', 'POST /v1/projects/slaw-test/secrets', 'POST /v1/projects/slaw-test/secrets/slaw-abc:addVersion', 'POST /v1/projects/slaw-test/secrets/slaw-abc:addVersion'],
+    [
+      'POST /v1/projects/slaw-test/secrets/slaw-abc:addVersion',
+      'POST /v1/projects/slaw-test/secrets',
+      'POST /v1/projects/slaw-test/secrets/slaw-abc:addVersion',
+      'POST /v1/projects/slaw-test/secrets/slaw-abc:addVersion',
+    ],
     'the first store creates the secret after a NOT_FOUND, the second only adds a version',
   )
   t.equal(gcp.requests[1]!.query.secretId, 'slaw-abc')
@@ -54,7 +62,11 @@ void t.test('the wire: create with replication and labels, add versions, destroy
   t.match(gcp.requests.at(-1), { method: 'DELETE', path: '/v1/projects/123456789012/secrets/slaw-abc' }, 'the secret goes with its last version')
   t.same(await p.listRemote!({ config, pageSize: 10 }), { items: [] }, 'and leaves listings')
   await p.store({ secretId: 'listed', version: 1, value: 'x', config })
-  t.same((await p.listRemote!({ config, query: 'list', pageSize: 10 })).items.map((i) => i.name), ['slaw-listed'], 'a name filter')
+  t.same(
+    (await p.listRemote!({ config, query: 'list', pageSize: 10 })).items.map((i) => i.name),
+    ['slaw-listed'],
+    'a name filter',
+  )
   t.same(await p.listRemote!({ config, query: 'a OR b', pageSize: 10 }), { items: [] }, 'a query no secret id can hold matches nothing, and never becomes filter syntax')
 })
 
@@ -68,7 +80,11 @@ void t.test('faults: a hanging endpoint times out, 403 is access_denied, a close
   const { ref } = await p.store({ secretId: 'fault', version: 1, value, config })
 
   const downConfig = { projectId: gcp.projectId, apiEndpoint: `http://127.0.0.1:${await freePort()}` }
-  const messages = { hanging: /no answer from http:\/\/127\.0\.0\.1:\d+ within 300 ms/, forbidden: /permission denied, PERMISSION_DENIED \(Permission 'secretmanager.versions.access' denied/, down: /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/ }
+  const messages = {
+    hanging: /no answer from http:\/\/127\.0\.0\.1:\d+ within 300 ms/,
+    forbidden: /permission denied, PERMISSION_DENIED \(Permission 'secretmanager.versions.access' denied/,
+    down: /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
+  }
   await expectProviderFaults(t, p, { backend: gcp, config, downConfig, ref, value, messages })
 
   // Credentials the backend refuses.

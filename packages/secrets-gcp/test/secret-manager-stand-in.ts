@@ -67,7 +67,8 @@ export async function startSecretManagerStandIn(options: { token: string; projec
     const versionJson = (s: Secret, v: Version) => ({ name: `projects/${projectNumber}/secrets/${s.id}/versions/${v.n}`, createTime: v.createTime, state: enumOut(v.state) })
     const secretJson = (s: Secret) => ({ name: `projects/${projectNumber}/secrets/${s.id}`, labels: s.labels, replication: s.replication, createTime: s.createTime })
     try {
-      if (bearer !== options.token) throw new ApiError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.')
+      if (bearer !== options.token)
+        throw new ApiError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.')
       const path = decodeURIComponent(url.pathname)
       const m = /^\/v1\/projects\/([^/]+)\/secrets(?:\/([^/:]+))?(?:\/versions(?:\/([^/:]+))?)?(?::([A-Za-z]+))?$/.exec(path)
       if (!m) throw new ApiError(404, 'NOT_FOUND', `Unknown path ${path}`)

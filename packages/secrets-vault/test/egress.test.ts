@@ -54,7 +54,10 @@ void t.test('a config address the node does not allow never receives the token: 
   await t.rejects(provider.store({ secretId: 'x', version: 1, value: 'v', config }), { code: 'invalid_config' })
   await t.rejects(provider.listRemote!({ config, pageSize: 10 }), { code: 'invalid_config' })
   t.match(await provider.health(config), { ok: false, message: /not one this node sends/ })
-  t.same(provider.validateConfig!(config).map((p) => p.path), ['/address'])
+  t.same(
+    provider.validateConfig!(config).map((p) => p.path),
+    ['/address'],
+  )
   t.equal(evil.seen.length, 0, 'the wrong address received no request at all, so no token')
 
   // An address the node's environment allows is used as before.

@@ -38,8 +38,7 @@ void t.test('imported refs: the latest version, one field of several, a clear er
   const vault = await startVaultStandIn({ token })
   t.teardown(() => vault.close())
   const config = { address: vault.address }
-  const put = (path: string, data: unknown) =>
-    fetch(`${vault.address}/v1/secret/data/${path}`, { method: 'POST', headers: { 'X-Vault-Token': token }, body: JSON.stringify({ data }) })
+  const put = (path: string, data: unknown) => fetch(`${vault.address}/v1/secret/data/${path}`, { method: 'POST', headers: { 'X-Vault-Token': token }, body: JSON.stringify({ data }) })
   await put('team/db', { username: 'svc', password: 'pw-1' })
   await put('team/db', { username: 'svc', password: 'pw-2' })
   await put('team/api', { key: 'k-1' })
@@ -52,7 +51,16 @@ void t.test('imported refs: the latest version, one field of several, a clear er
   t.match((failure as Error).message, /holds username, password/, 'naming the fields it holds')
   t.notMatch((failure as Error).message, /pw-/, 'and no value')
   const listed = await provider.listRemote!({ config, query: 'team/', pageSize: 10 })
-  t.same(listed, { items: [{ externalRef: 'team/api', name: 'team/api' }, { externalRef: 'team/db', name: 'team/db' }] }, 'listRemote walks the folders')
+  t.same(
+    listed,
+    {
+      items: [
+        { externalRef: 'team/api', name: 'team/api' },
+        { externalRef: 'team/db', name: 'team/db' },
+      ],
+    },
+    'listRemote walks the folders',
+  )
 })
 
 void t.test('faults: a hanging Vault times out, a 403 is access_denied, a closed port is unavailable; no value in any message', async (t) => {
@@ -69,7 +77,12 @@ void t.test('faults: a hanging Vault times out, a 403 is access_denied, a closed
 
   // A token Vault refuses, and none at all.
   await expectSecretProviderError(t, () => vaultProvider({ token: 'hvs.wrong', env }).resolve({ ref, config }), { what: 'a wrong token', code: 'access_denied', message: /permission denied/, value })
-  await expectSecretProviderError(t, () => vaultProvider({ env: { SVC_VAULT_ALLOWED_ADDRESSES: '127.0.0.1' } }).resolve({ ref, config }), { what: 'no token at all', code: 'invalid_config', message: /VAULT_TOKEN/, value })
+  await expectSecretProviderError(t, () => vaultProvider({ env: { SVC_VAULT_ALLOWED_ADDRESSES: '127.0.0.1' } }).resolve({ ref, config }), {
+    what: 'no token at all',
+    code: 'invalid_config',
+    message: /VAULT_TOKEN/,
+    value,
+  })
 })
 
 void t.test('a token source is asked at each call', async (t) => {

@@ -91,7 +91,7 @@ export async function startVaultStandIn(options: { token: string; mounts?: strin
       return sendJson(res, 200, { data: { data: version.data, metadata } })
     }
     if (kind === 'destroy' && (req.method === 'POST' || req.method === 'PUT')) {
-      for (const n of ((body as { versions?: number[] } | undefined)?.versions ?? [])) {
+      for (const n of (body as { versions?: number[] } | undefined)?.versions ?? []) {
         const version = secret?.versions.get(n)
         if (version) Object.assign(version, { destroyed: true, data: null })
       }

@@ -40,7 +40,11 @@ export function pgNotifyBroker(client: Sql, minIntervalMs = 5): EventBroker {
     async subscribe(wake) {
       // postgres.js listens on a connection of its own and listens again after a reconnect; the
       // second callback runs on every (re)connect, when notifications may have been missed.
-      const listener = await client.listen(eventsChannel, () => wake(), () => wake())
+      const listener = await client.listen(
+        eventsChannel,
+        () => wake(),
+        () => wake(),
+      )
       return async () => {
         await listener.unlisten().catch(() => undefined)
       }

@@ -125,31 +125,81 @@ export class KyselyStorage implements Storage {
     return () => this.commitListeners.delete(listener)
   }
 
-  get squads() { return this.session.squads }
-  get agents() { return this.session.agents }
-  get keys() { return this.session.keys }
-  get consoleSessions() { return this.session.consoleSessions }
-  get issues() { return this.session.issues }
-  get comments() { return this.session.comments }
-  get documents() { return this.session.documents }
-  get interactions() { return this.session.interactions }
-  get activity() { return this.session.activity }
-  get outbox() { return this.session.outbox }
-  get jobs() { return this.session.jobs }
-  get wakeups() { return this.session.wakeups }
-  get goals() { return this.session.goals }
-  get projects() { return this.session.projects }
-  get approvals() { return this.session.approvals }
-  get workspaces() { return this.session.workspaces }
-  get costs() { return this.session.costs }
-  get budgets() { return this.session.budgets }
-  get skills() { return this.session.skills }
-  get towerState() { return this.session.towerState }
-  get dashboard() { return this.session.dashboard }
-  get routines() { return this.session.routines }
-  get routineEnv() { return this.session.routineEnv }
-  get secrets() { return this.session.secrets }
-  get heartbeatRuns() { return this.session.heartbeatRuns }
+  get squads() {
+    return this.session.squads
+  }
+  get agents() {
+    return this.session.agents
+  }
+  get keys() {
+    return this.session.keys
+  }
+  get consoleSessions() {
+    return this.session.consoleSessions
+  }
+  get issues() {
+    return this.session.issues
+  }
+  get comments() {
+    return this.session.comments
+  }
+  get documents() {
+    return this.session.documents
+  }
+  get interactions() {
+    return this.session.interactions
+  }
+  get activity() {
+    return this.session.activity
+  }
+  get outbox() {
+    return this.session.outbox
+  }
+  get jobs() {
+    return this.session.jobs
+  }
+  get wakeups() {
+    return this.session.wakeups
+  }
+  get goals() {
+    return this.session.goals
+  }
+  get projects() {
+    return this.session.projects
+  }
+  get approvals() {
+    return this.session.approvals
+  }
+  get workspaces() {
+    return this.session.workspaces
+  }
+  get costs() {
+    return this.session.costs
+  }
+  get budgets() {
+    return this.session.budgets
+  }
+  get skills() {
+    return this.session.skills
+  }
+  get towerState() {
+    return this.session.towerState
+  }
+  get dashboard() {
+    return this.session.dashboard
+  }
+  get routines() {
+    return this.session.routines
+  }
+  get routineEnv() {
+    return this.session.routineEnv
+  }
+  get secrets() {
+    return this.session.secrets
+  }
+  get heartbeatRuns() {
+    return this.session.heartbeatRuns
+  }
 
   async migrate(): Promise<void> {
     if (await this.migrated()) return
@@ -167,7 +217,9 @@ export class KyselyStorage implements Storage {
    * or refuses exactly as before.
    */
   private async migrated(): Promise<boolean> {
-    const { rows: [table] } = await sql<{ exists: boolean }>`select to_regclass('slaw_migration') is not null as exists`.execute(this.db)
+    const {
+      rows: [table],
+    } = await sql<{ exists: boolean }>`select to_regclass('slaw_migration') is not null as exists`.execute(this.db)
     if (!table?.exists) return false
     const { rows } = await sql<{ name: string }>`select name from slaw_migration`.execute(this.db)
     const known = Object.keys(migrations)

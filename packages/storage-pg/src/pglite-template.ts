@@ -43,7 +43,10 @@ async function pgliteVersion(): Promise<string> {
 }
 
 async function templateKey(template: PgliteTemplate): Promise<string> {
-  const hash = createHash('sha256').update(await pgliteVersion()).update('\0').update(cacheFormat)
+  const hash = createHash('sha256')
+    .update(await pgliteVersion())
+    .update('\0')
+    .update(cacheFormat)
   for (const part of template.keyParts) hash.update('\0').update(part)
   return `${template.name}-${hash.digest('hex').slice(0, 16)}`
 }

@@ -1,9 +1,19 @@
 import type { Sql, TransactionSql } from 'postgres'
 import { StorageUnavailableError } from '@slaw/core'
 import {
-  CompiledQuery, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
-  type DatabaseConnection, type DatabaseIntrospector, type Dialect, type DialectAdapter, type Driver, type Kysely,
-  type QueryCompiler, type QueryResult, type TransactionSettings,
+  CompiledQuery,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type DialectAdapter,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+  type TransactionSettings,
 } from 'kysely'
 
 /**
@@ -213,9 +223,7 @@ class PostgresJsConnection implements DatabaseConnection {
     const command = result.command
     return {
       rows,
-      ...(command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'
-        ? { numAffectedRows: BigInt(count ?? 0) }
-        : {}),
+      ...(command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE' ? { numAffectedRows: BigInt(count ?? 0) } : {}),
     }
   }
 
@@ -227,8 +235,18 @@ class PostgresJsConnection implements DatabaseConnection {
 
 /** postgres.js's own codes for a lost or unreachable connection, and Node's socket errors. */
 const connectionErrorCodes = new Set([
-  'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT',
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_ENDED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
 ])
 
 /**

@@ -8,11 +8,7 @@ export type SecretProviderConfigsTable = Table<SecretProviderConfigRecord, { gen
 
 /** A timestamp that starts out null. */
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
-export type SecretsTable = Table<
-  SecretRecord,
-  { generated: 'latestVersion'; json: 'providerMetadata' },
-  { lastResolvedAt: NullableTimestamp; lastRotatedAt: NullableTimestamp }
->
+export type SecretsTable = Table<SecretRecord, { generated: 'latestVersion'; json: 'providerMetadata' }, { lastResolvedAt: NullableTimestamp; lastRotatedAt: NullableTimestamp }>
 
 export type SecretVersionsTable = Table<SecretVersionRecord>
 

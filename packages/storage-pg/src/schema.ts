@@ -1,5 +1,21 @@
 import type { ColumnType, Generated, Insertable, RawBuilder, Selectable } from 'kysely'
-import type { ActivityEntry, Agent, AgentWakeup, ApiKeyRecord, ConsoleSessionRecord, Comment, Goal, HeartbeatRun, Interaction, Issue, IssueDocument, Job, OutboxEntry, Project, Squad } from '@slaw/core'
+import type {
+  ActivityEntry,
+  Agent,
+  AgentWakeup,
+  ApiKeyRecord,
+  ConsoleSessionRecord,
+  Comment,
+  Goal,
+  HeartbeatRun,
+  Interaction,
+  Issue,
+  IssueDocument,
+  Job,
+  OutboxEntry,
+  Project,
+  Squad,
+} from '@slaw/core'
 import type { GovernanceTables } from './schema-governance.js'
 import type { SkillTables } from './schema-skills.js'
 import type { SecretTables } from './schema-secrets.js'

@@ -41,8 +41,6 @@ type Column<S extends TableSpec, K, T> = K extends 'createdAt'
  * differs in another way and adds the columns only storage knows (counters, search vectors, secrets
  * the record never carries).
  */
-export type Table<R, S extends TableSpec = {}, Columns = {}> = Flatten<
-  Omit<{ [K in keyof R as K extends Keys<S, 'omit'> ? never : K]: Column<S, K, R[K]> }, keyof Columns> & Columns
->
+export type Table<R, S extends TableSpec = {}, Columns = {}> = Flatten<Omit<{ [K in keyof R as K extends Keys<S, 'omit'> ? never : K]: Column<S, K, R[K]> }, keyof Columns> & Columns>
 
 type Flatten<T> = { [K in keyof T]: T[K] }

@@ -43,9 +43,11 @@ t.test('no issue, comment or cost event lands in an archived squad (two processe
       const node = i % 2 ? a : b
       const kind = (['issue', 'comment', 'cost'] as const)[i % 3]!
       const req =
-        kind === 'issue' ? node.call('POST', `/api/squads/${squad.id}/issues`, { title: `w${i}` })
-        : kind === 'comment' ? node.call('POST', `/api/issues/${issue.id}/comments`, { body: `c${i}` })
-        : node.call('POST', `/api/squads/${squad.id}/cost-events`, { agentId: agent.id, model: 'gpt-x', inputTokens: 1, outputTokens: 1, costCents: 1 })
+        kind === 'issue'
+          ? node.call('POST', `/api/squads/${squad.id}/issues`, { title: `w${i}` })
+          : kind === 'comment'
+            ? node.call('POST', `/api/issues/${issue.id}/comments`, { body: `c${i}` })
+            : node.call('POST', `/api/squads/${squad.id}/cost-events`, { agentId: agent.id, model: 'gpt-x', inputTokens: 1, outputTokens: 1, costCents: 1 })
       return req.then((r) => ({ kind, status: r.status }))
     }
     // One write of each kind lands first, whatever the machine's speed: the race below then runs
@@ -61,7 +63,11 @@ t.test('no issue, comment or cost event lands in an archived squad (two processe
     for (const r of await Promise.all([27, 28, 29].map(write))) t.equal(r.status, 409, `${r.kind} after the archive`)
   }
   for (const [kind, list] of Object.entries(statuses)) {
-    t.same(list.filter((s) => s !== 201 && s !== 409), [], `${kind}: every racing write answered 201 or 409 squad_archived`)
+    t.same(
+      list.filter((s) => s !== 201 && s !== 409),
+      [],
+      `${kind}: every racing write answered 201 or 409 squad_archived`,
+    )
   }
   const violations = await db`select tbl, row_id from race_violations`
   t.same([...violations], [], 'no write committed after its squad was archived')

@@ -25,7 +25,10 @@ t.test('an up-to-date database: two queries, no catalog scan', async (t) => {
   seen.length = 0
   await storage.migrate()
   t.equal(seen.length, 2, seen.join('\n'))
-  t.notOk(seen.some((q) => /pg_attribute|information_schema|slaw_migration_lock/.test(q)), 'no Migrator introspection')
+  t.notOk(
+    seen.some((q) => /pg_attribute|information_schema|slaw_migration_lock/.test(q)),
+    'no Migrator introspection',
+  )
 })
 
 t.test('a migration not yet recorded is run by the Migrator, not skipped', async (t) => {
@@ -35,7 +38,10 @@ t.test('a migration not yet recorded is run by the Migrator, not skipped', async
   await sql`delete from slaw_migration where name = ${last}`.execute(storage.db)
   // The migration's objects are still there, so running it again may fail; either way the
   // Migrator ran it: it is recorded again, or migrate() names it.
-  const err = await storage.migrate().then(() => undefined, (e: Error) => e)
+  const err = await storage.migrate().then(
+    () => undefined,
+    (e: Error) => e,
+  )
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from slaw_migration where name = ${last}`.execute(storage.db)
   t.ok(rows[0]!.n === 1 || (err && err.message.includes(last)), `ran ${last}: ${err?.message ?? 'recorded'}`)
 })

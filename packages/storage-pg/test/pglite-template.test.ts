@@ -29,7 +29,7 @@ t.test('the template is built once, shut down cleanly, and both forms of it open
   const migrated = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = 'public'`.execute(first.db)
   t.ok(migrated.rows[0]!.n > 10, 'memory://: the schema is there')
   const databases = await sql<{ datname: string }>`select datname from pg_database`.execute(first.db)
-  t.same(databases.rows, [{ datname: 'postgres' }], 'initdb\'s template databases are not in the template')
+  t.same(databases.rows, [{ datname: 'postgres' }], "initdb's template databases are not in the template")
   await first.close()
 
   // On disk: a copy of the data directory; the data outlives a restart.
@@ -66,7 +66,10 @@ t.test('tarDirectory writes a ustar archive PGlite loads', async (t) => {
   // The memory:// path above loads a real one; here the entries, read back as tar(1) lays them out.
   const entries: Array<{ name: string; type: string; size: number }> = []
   for (let at = 0; at + 512 <= tar.length && tar[at] !== 0; ) {
-    const name = tar.subarray(at, at + 100).toString('utf8').replace(/\0.*$/s, '')
+    const name = tar
+      .subarray(at, at + 100)
+      .toString('utf8')
+      .replace(/\0.*$/s, '')
     const size = parseInt(tar.subarray(at + 124, at + 136).toString('ascii'), 8)
     entries.push({ name, type: String.fromCharCode(tar[at + 156]!), size })
     at += 512 + Math.ceil(size / 512) * 512
@@ -86,13 +89,29 @@ t.test('tarDirectory writes a ustar archive PGlite loads', async (t) => {
 t.test('builders racing on a cold cache all get a tarball that stays readable', async (t) => {
   const cache = mkdtempSync(join(tmpdir(), 'slaw-template-race-'))
   t.teardown(() => import('node:fs/promises').then((fs) => fs.rm(cache, { recursive: true, force: true })))
-  const template: PgliteTemplate = { name: 'race', keyParts: ['race'], options: {}, async build(pg) { await pg.exec('create table t (x int)') } }
-  const blobs = await Promise.all([0, 1, 2].map(async (i) => {
-    // Staggered by whole event-loop turns, so the builders finish one after another.
-    for (let n = 0; n < i * 50; n++) await new Promise((r) => setImmediate(r))
-    return loadPgliteTemplate(cache, template)
-  }))
+  const template: PgliteTemplate = {
+    name: 'race',
+    keyParts: ['race'],
+    options: {},
+    async build(pg) {
+      await pg.exec('create table t (x int)')
+    },
+  }
+  const blobs = await Promise.all(
+    [0, 1, 2].map(async (i) => {
+      // Staggered by whole event-loop turns, so the builders finish one after another.
+      for (let n = 0; n < i * 50; n++) await new Promise((r) => setImmediate(r))
+      return loadPgliteTemplate(cache, template)
+    }),
+  )
   const sizes = await Promise.all(blobs.map(async (b) => (await b.arrayBuffer()).byteLength))
-  t.ok(sizes.every((n) => n > 0 && n === sizes[0]), 'every Blob reads whole, and all are the same file')
-  t.same(readdirSync(cache).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left behind')
+  t.ok(
+    sizes.every((n) => n > 0 && n === sizes[0]),
+    'every Blob reads whole, and all are the same file',
+  )
+  t.same(
+    readdirSync(cache).filter((f) => f.endsWith('.tmp')),
+    [],
+    'no temporary file left behind',
+  )
 })

@@ -69,12 +69,19 @@ async function pipelines(t: Test, storage: KyselyStorage, log: string[]): Promis
   await storage.transaction(async () => {
     view = (storage as unknown as { current: { getStore(): { trx: unknown } | undefined } }).current.getStore()?.trx
   })
-  await t.rejects((view as { selectFrom(t: string): { selectAll(): { execute(): Promise<unknown> } } }).selectFrom('squads').selectAll().execute(), /committed|rolled back/i, 'a query after commit fails')
+  await t.rejects(
+    (view as { selectFrom(t: string): { selectAll(): { execute(): Promise<unknown> } } }).selectFrom('squads').selectAll().execute(),
+    /committed|rolled back/i,
+    'a query after commit fails',
+  )
   // A throw still rolls everything back.
-  await t.rejects(storage.transaction(async () => {
-    await storage.squads.get(id)
-    throw new Error('boom')
-  }), /boom/)
+  await t.rejects(
+    storage.transaction(async () => {
+      await storage.squads.get(id)
+      throw new Error('boom')
+    }),
+    /boom/,
+  )
 }
 
 t.test('PGlite', async (t) => {

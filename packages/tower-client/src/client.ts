@@ -19,9 +19,7 @@ import { OutboxSync } from './sync.js'
 export const REPORTER_LEASE = 'tower_reporter'
 
 /** Keys of the state that describe one enrollment with one tower; a new tower or identity starts them afresh. */
-const perTowerKeys = [
-  'enrollment', 'cursor', 'syncIntervalSec', 'limit', 'limitAlerts', 'resync', 'manifest', 'skillsHint', 'report', 'rejections',
-] as const
+const perTowerKeys = ['enrollment', 'cursor', 'syncIntervalSec', 'limit', 'limitAlerts', 'resync', 'manifest', 'skillsHint', 'report', 'rejections'] as const
 
 type Waiter = { resolve(): void; reject(err: Error): void }
 
@@ -361,7 +359,7 @@ class DefaultTowerClient implements TowerClient {
     const forced = this.forced
     this.forced = false
     const settle = (err?: Error) => {
-      for (const w of waiters) (err ? w.reject(err) : w.resolve())
+      for (const w of waiters) err ? w.reject(err) : w.resolve()
     }
     // The reporting node re-reads the shared state every refreshMs (an Operator may act on another
     // node); its own writes keep its copy current in between. Other nodes re-read every cycle.

@@ -81,9 +81,12 @@ export class LiveChannel {
     })
     socket.on('error', (err) => this.opts.log.warn({ err: { message: err.message } }, 'tower live channel failed'))
     socket.on('close', () => this.finish())
-    const ender = setInterval(() => {
-      if (Date.now() >= this.until) this.close('duration over')
-    }, Math.min(1000, Math.max(50, this.until - Date.now())))
+    const ender = setInterval(
+      () => {
+        if (Date.now() >= this.until) this.close('duration over')
+      },
+      Math.min(1000, Math.max(50, this.until - Date.now())),
+    )
     this.timers.push(ender)
   }
 

@@ -210,12 +210,18 @@ export class OutboxSync {
     switch (type) {
       case 'squad': {
         const rows = await ts.scanSquads(after, RESYNC_PAGE)
-        const s = await spent(rows.map((r) => r.id), 'squad')
+        const s = await spent(
+          rows.map((r) => r.id),
+          'squad',
+        )
         return page(rows, (r) => outboxUpserts.squad(r, s.get(r.id) ?? 0).payload)
       }
       case 'agent': {
         const rows = await ts.scanAgents(after, RESYNC_PAGE)
-        const s = await spent(rows.map((r) => r.squadId), 'agent')
+        const s = await spent(
+          rows.map((r) => r.squadId),
+          'agent',
+        )
         return page(rows, (r) => outboxUpserts.agent(r, s.get(r.id) ?? 0).payload)
       }
       case 'project':

@@ -2,8 +2,18 @@ import './formats.js'
 import { Value } from '@sinclair/typebox/value'
 import type { TObject, TSchema } from '@sinclair/typebox'
 import {
-  ActivityEventFact, AgentUpsert, CostEventFact, IssueUpsert, MAX_FACTS, MAX_UPSERTS, ProjectUpsert, RunEventFact, SquadSkillUpsert, SquadUpsert,
-  type Fact, type Upsert,
+  ActivityEventFact,
+  AgentUpsert,
+  CostEventFact,
+  IssueUpsert,
+  MAX_FACTS,
+  MAX_UPSERTS,
+  ProjectUpsert,
+  RunEventFact,
+  SquadSkillUpsert,
+  SquadUpsert,
+  type Fact,
+  type Upsert,
 } from '@slaw/core/ingest'
 import type { OutboxEntry } from '@slaw/core'
 

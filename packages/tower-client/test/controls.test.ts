@@ -27,10 +27,14 @@ t.test('Operator tower controls', async (t) => {
     t.equal(connected.status, 200)
     t.equal(connected.body.tower.towerUrl, tower.url)
     t.equal(connected.body.tower.mode, 'enforce')
-    s = await eventually(async () => {
-      const s = await first.status()
-      return s.state === 'connected' && s
-    }, 10_000, 'connected')
+    s = await eventually(
+      async () => {
+        const s = await first.status()
+        return s.state === 'connected' && s
+      },
+      10_000,
+      'connected',
+    )
     t.equal(s.gated, false)
     const issues = await eventually(async () => (await tower.synced('controls-1', 'squads')).length === 1, 10_000, 'history sent after connecting')
     t.ok(issues, 'what was created before the connect reaches the tower')
@@ -45,10 +49,14 @@ t.test('Operator tower controls', async (t) => {
     const second = await startInstance(t, { instanceId: 'controls-1' }, { dataDir: dir })
     t.equal((await second.status()).state, 'disconnected', 'the disconnect is remembered')
     t.equal((await second.call('POST', '/api/tower/connect', { towerUrl: tower.url, mode: 'advisory' })).status, 200)
-    s = await eventually(async () => {
-      const s = await second.status()
-      return s.state === 'connected' && s
-    }, 10_000, 'connected again')
+    s = await eventually(
+      async () => {
+        const s = await second.status()
+        return s.state === 'connected' && s
+      },
+      10_000,
+      'connected again',
+    )
     t.equal(s.mode, 'advisory')
     t.equal((await tower.admin('GET', '/instances')).body.items.filter((i: any) => i.instanceId === 'controls-1').length, 1, 'one identity on the tower')
   })

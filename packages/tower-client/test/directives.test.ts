@@ -21,10 +21,14 @@ t.test('directives, limits, live channel, privacy, reconciliation and skills', a
     t.equal(issue.status, 201)
     await inst.call('POST', `/api/issues/${issue.body.issue.id}/comments`, { body: 'TOP-SECRET-COMMENT' })
     await inst.call('PATCH', `/api/issues/${issue.body.issue.id}`, { title: 'Acquire the competitor very quietly', status: 'blocked' })
-    const synced = await eventually(async () => {
-      const xs = await tower.synced('dir-1', 'issues')
-      return xs.find((i) => i.localId === issue.body.issue.id && i.status === 'blocked')
-    }, 10_000, 'the issue on the tower')
+    const synced = await eventually(
+      async () => {
+        const xs = await tower.synced('dir-1', 'issues')
+        return xs.find((i) => i.localId === issue.body.issue.id && i.status === 'blocked')
+      },
+      10_000,
+      'the issue on the tower',
+    )
     t.equal(synced.title, `${prefix}-1`, 'the identifier instead of the title')
     t.notOk('identifier' in synced, 'no field outside the wire shape')
     const { rows } = await sql<{ data: string }>`select data::text as data from tower_entities union all select data::text from tower_facts`.execute(tower.tower.db)
@@ -50,10 +54,14 @@ t.test('directives, limits, live channel, privacy, reconciliation and skills', a
     await queue({ kind: 'set_sync_interval', seconds: 15 })
     await queue({ kind: 'request_reconciliation' })
     await eventually(async () => (await stored()).syncIntervalSec === 15, 10_000, 'sync interval')
-    const after = await eventually(async () => {
-      const i = await tower.instance('dir-1')
-      return i.lastManifestAt && i.lastManifestAt !== manifestBefore && i
-    }, 10_000, 'a manifest after request_reconciliation')
+    const after = await eventually(
+      async () => {
+        const i = await tower.instance('dir-1')
+        return i.lastManifestAt && i.lastManifestAt !== manifestBefore && i
+      },
+      10_000,
+      'a manifest after request_reconciliation',
+    )
     t.ok(after.lastManifestAt, 'reconciliation ran')
     await new Promise((r) => setTimeout(r, 500))
     t.same(tower.tower.live.connected(), [], 'the live stream opened then stopped leaves no channel open')
@@ -99,11 +107,15 @@ t.test('directives, limits, live channel, privacy, reconciliation and skills', a
     const blocked = await inst.call('POST', `/api/issues/${issueId}/checkout`, { agentId })
     t.equal(blocked.status, 409)
     t.equal(blocked.body.code, 'tower_limit_reached')
-    const activity = await eventually(async () => {
-      const res = await inst.call('GET', `/api/squads/${squadId}/activity?entityType=tower_limit`)
-      const actions = res.body.activity.map((a: any) => a.action)
-      return actions.includes('tower.limit_warning') && actions.includes('tower.limit_reached') && actions
-    }, 10_000, 'limit activity')
+    const activity = await eventually(
+      async () => {
+        const res = await inst.call('GET', `/api/squads/${squadId}/activity?entityType=tower_limit`)
+        const actions = res.body.activity.map((a: any) => a.action)
+        return actions.includes('tower.limit_warning') && actions.includes('tower.limit_reached') && actions
+      },
+      10_000,
+      'limit activity',
+    )
     t.ok(activity, 'the warning and the ceiling are in the activity log')
     t.equal((await inst.call('GET', '/api/squads')).status, 200, 'only new work is blocked')
 
@@ -131,11 +143,18 @@ t.test('directives, limits, live channel, privacy, reconciliation and skills', a
     // The tower loses its issues (a restore from an old backup).
     await sql`delete from tower_entities where type = 'issue'`.execute(tower.tower.db)
     await queue({ kind: 'request_reconciliation' })
-    const back = await eventually(async () => {
-      const xs = await tower.synced('dir-1', 'issues')
-      return xs.length === before && xs
-    }, 10_000, 'issues resynced')
-    t.ok(back.every((i) => /^[A-Z]+-\d+$/.test(i.title)), 'resynced titles follow reportIssueTitles too')
+    const back = await eventually(
+      async () => {
+        const xs = await tower.synced('dir-1', 'issues')
+        return xs.length === before && xs
+      },
+      10_000,
+      'issues resynced',
+    )
+    t.ok(
+      back.every((i) => /^[A-Z]+-\d+$/.test(i.title)),
+      'resynced titles follow reportIssueTitles too',
+    )
     t.same((await stored()).resync ?? {}, {}, 'no resync left queued')
   })
 

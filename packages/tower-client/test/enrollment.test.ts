@@ -10,10 +10,14 @@ t.test('enrollment, gate and revocation against a real tower', async (t) => {
 
   t.test('auto-approved: active at once, key kept in storage and never shown', async (t) => {
     const inst = await startInstance(t, { url: tower.url, machineId: autoMachines[0], instanceId: 'auto-1' })
-    const status = await eventually(async () => {
-      const s = await inst.status()
-      return s.state === 'connected' && s
-    }, 10_000, 'connected')
+    const status = await eventually(
+      async () => {
+        const s = await inst.status()
+        return s.state === 'connected' && s
+      },
+      10_000,
+      'connected',
+    )
     t.equal(status.enrollmentState, 'active')
     t.equal(status.gated, false)
     t.equal(status.machineId, autoMachines[0])
@@ -75,7 +79,11 @@ t.test('enrollment, gate and revocation against a real tower', async (t) => {
     await eventually(async () => (await inst.status()).state === 'rejected', 10_000, 'rejected')
     const calls = [...proxy.seen.values()].reduce((a, b) => a + b, 0)
     await new Promise((r) => setTimeout(r, 1500))
-    t.equal([...proxy.seen.values()].reduce((a, b) => a + b, 0), calls, 'no call reaches the tower after the rejection')
+    t.equal(
+      [...proxy.seen.values()].reduce((a, b) => a + b, 0),
+      calls,
+      'no call reaches the tower after the rejection',
+    )
     const gated = await inst.call('GET', '/api/squads')
     t.equal(gated.status, 403)
     t.equal(gated.body.code, 'instance_not_enrolled')
@@ -110,7 +118,11 @@ t.test('enrollment, gate and revocation against a real tower', async (t) => {
     t.match(gated.body.error, /revoked/)
     const calls = [...proxy.seen.values()].reduce((a, b) => a + b, 0)
     await new Promise((r) => setTimeout(r, 1000))
-    t.equal([...proxy.seen.values()].reduce((a, b) => a + b, 0), calls, 'no more calls while revoked')
+    t.equal(
+      [...proxy.seen.values()].reduce((a, b) => a + b, 0),
+      calls,
+      'no more calls while revoked',
+    )
 
     // Re-enrolling alone does not help: the tower still refuses the identity.
     t.equal((await inst.call('POST', '/api/tower/re-enroll')).status, 200)

@@ -37,25 +37,37 @@ t.test('the tower down for a while: everything created meanwhile arrives after, 
   const during = await createIssues(inst, squadId, 15, 'during')
   const costsDuring = await recordCosts(inst, squadId, agentId, 8)
   t.equal((await inst.call('GET', `/api/squads/${squadId}/issues`)).status, 200, 'an enrolled instance keeps serving in enforce mode while the tower is away')
-  const away = await eventually(async () => {
-    const s = await inst.status()
-    return s.state === 'unreachable' && s
-  }, 10_000, 'unreachable')
+  const away = await eventually(
+    async () => {
+      const s = await inst.status()
+      return s.state === 'unreachable' && s
+    },
+    10_000,
+    'unreachable',
+  )
   t.equal(away.lastError.code, 'network_error')
   t.ok(away.spoolDepth >= 23, `the outbox holds what is unsent (${away.spoolDepth})`)
   await new Promise((r) => setTimeout(r, 1500))
 
   // A new tower process on the same database and address.
   const second = await startTower(t, { dataDir: dir, port: first.port })
-  const issues = await eventually(async () => {
-    const xs = await second.synced('down-1', 'issues')
-    return xs.length === 18 && xs
-  }, 20_000, 'every issue on the tower')
+  const issues = await eventually(
+    async () => {
+      const xs = await second.synced('down-1', 'issues')
+      return xs.length === 18 && xs
+    },
+    20_000,
+    'every issue on the tower',
+  )
   t.same(issues.map((i) => i.localId).sort(), [...before, ...during].sort(), 'every issue arrived')
-  const costs = await eventually(async () => {
-    const xs = await second.synced('down-1', 'cost-events')
-    return xs.length >= 10 && xs
-  }, 20_000, 'every cost event on the tower')
+  const costs = await eventually(
+    async () => {
+      const xs = await second.synced('down-1', 'cost-events')
+      return xs.length >= 10 && xs
+    },
+    20_000,
+    'every cost event on the tower',
+  )
   t.equal(costs.length, 10, 'ten cost events stored, none twice')
   t.ok(unique(costs.map((c) => c.localId)), 'no cost event twice')
   t.same(costs.map((c) => c.localId).sort(), [...costsBefore, ...costsDuring].sort())
@@ -79,14 +91,22 @@ t.test('500 and 429 mid-batch, a lost acknowledgement, a refused key', async (t)
     proxy.fail({ path: '/sync', skip: 2, times: 1, status: 500 })
     proxy.fail({ path: '/sync', skip: 3, times: 1, status: 429, headers: { 'retry-after': '1' } })
     const ids = await createIssues(inst, squadId, 30, 'batch')
-    const stored = await eventually(async () => {
-      const xs = (await tower.synced('faults-1', 'issues')).filter((i) => i.title.startsWith('batch'))
-      return xs.length === 30 && xs
-    }, 30_000, 'all 30 issues')
+    const stored = await eventually(
+      async () => {
+        const xs = (await tower.synced('faults-1', 'issues')).filter((i) => i.title.startsWith('batch'))
+        return xs.length === 30 && xs
+      },
+      30_000,
+      'all 30 issues',
+    )
     t.same(stored.map((i) => i.localId).sort(), [...ids].sort())
     const syncs = proxy.log.filter((l) => l.path.endsWith('/sync')).slice(syncsBefore)
     const failed = syncs.filter((l) => l.outcome === 'failed')
-    t.same(failed.map((l) => l.status), [500, 429], 'one 500 and one 429 were answered')
+    t.same(
+      failed.map((l) => l.status),
+      [500, 429],
+      'one 500 and one 429 were answered',
+    )
     const after429 = syncs.findIndex((l) => l.status === 429)
     const next = syncs[after429 + 1]
     t.ok(next && next.at - syncs[after429]!.at >= 950, `the retry after the 429 waited for Retry-After (${next ? next.at - syncs[after429]!.at : 'none'} ms)`)
@@ -98,10 +118,14 @@ t.test('500 and 429 mid-batch, a lost acknowledgement, a refused key', async (t)
     const mark = proxy.log.length
     proxy.dropResponses('/sync', 1)
     const ids = await recordCosts(inst, squadId, agentId, 4)
-    const costs = await eventually(async () => {
-      const xs = await tower.synced('faults-1', 'cost-events')
-      return xs.length >= 4 && xs
-    }, 20_000, 'cost events')
+    const costs = await eventually(
+      async () => {
+        const xs = await tower.synced('faults-1', 'cost-events')
+        return xs.length >= 4 && xs
+      },
+      20_000,
+      'cost events',
+    )
     await eventually(async () => (await inst.status()).spoolDepth === 0, 10_000, 'spool drained')
     const syncs = proxy.log.slice(mark).filter((l) => l.path.endsWith('/sync'))
     t.equal(syncs[0]?.outcome, 'dropped', 'the first answer never reached the instance')
@@ -143,10 +167,14 @@ t.test('an instance restarted with unsent outbox rows sends them after the resta
   proxy.clear()
   const second = await startInstance(t, { url: proxy.url, instanceId: 'restart-1' }, { dataDir: dir })
   t.equal((await second.status()).enrollmentState, 'active', 'the stored key is used again (no new enrollment)')
-  const stored = await eventually(async () => {
-    const xs = (await tower.synced('restart-1', 'issues')).filter((i) => i.title.startsWith('unsent'))
-    return xs.length === 5 && xs
-  }, 20_000, 'the unsent issues')
+  const stored = await eventually(
+    async () => {
+      const xs = (await tower.synced('restart-1', 'issues')).filter((i) => i.title.startsWith('unsent'))
+      return xs.length === 5 && xs
+    },
+    20_000,
+    'the unsent issues',
+  )
   t.same(stored.map((i) => i.localId).sort(), [...ids].sort())
   t.equal(proxy.count('/enroll'), 1, 'enrolled once in all')
   await eventually(async () => (await second.status()).spoolDepth === 0, 10_000, 'spool drained')

@@ -20,10 +20,14 @@ t.test('protocol versions', async (t) => {
     t.test(`${name}: 426, reported, the instance keeps serving`, async (t) => {
       const proxy = await faultProxy(t, () => tower.url)
       const inst = await startInstance(t, { url: proxy.url, mode: 'advisory', instanceId: `version-${version}`, protocolVersion: version })
-      const s = await eventually(async () => {
-        const s = await inst.status()
-        return s.state === 'protocol_unsupported' && s
-      }, 10_000, 'protocol_unsupported')
+      const s = await eventually(
+        async () => {
+          const s = await inst.status()
+          return s.state === 'protocol_unsupported' && s
+        },
+        10_000,
+        'protocol_unsupported',
+      )
       t.equal(s.lastError.code, 'protocol_version_unsupported')
       t.match(s.lastError.message, pattern)
       t.equal((await inst.call('GET', '/api/squads')).status, 200, 'the instance keeps serving')
@@ -50,10 +54,14 @@ t.test('protocol versions', async (t) => {
         { kind: 'set_sync_interval', seconds: 5 },
       ],
     }))
-    const state = await eventually(async () => {
-      const s = (await inst.storage.towerState.getAll()) as any
-      return s.limit?.version === 7 && s
-    }, 10_000, 'directives applied')
+    const state = await eventually(
+      async () => {
+        const s = (await inst.storage.towerState.getAll()) as any
+        return s.limit?.version === 7 && s
+      },
+      10_000,
+      'directives applied',
+    )
     t.equal(state.syncIntervalSec, 10, 'the last set_sync_interval wins, clamped to 10 s')
     t.equal(state.limit.costLimitCents, 100, 'a set_limits with a lower version than the applied one is ignored')
     t.equal(state.limit.mode, 'soft')

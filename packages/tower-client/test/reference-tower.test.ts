@@ -69,7 +69,11 @@ t.test('a record the tower refuses is isolated and parked; the rest flows and he
   await inst.client.syncNow!()
   await eventually(async () => (await inst.status()).spoolDepth === 0, 10_000, 'spool drained past the refused record')
   const stored = tower.facts('cost_event').map((c) => c.localId)
-  t.same([...before, ...after].filter((id) => !stored.includes(id)), [], 'every other cost event arrived')
+  t.same(
+    [...before, ...after].filter((id) => !stored.includes(id)),
+    [],
+    'every other cost event arrived',
+  )
   t.notOk(stored.includes(refused), 'the refused one is not there')
   const status = await inst.status()
   t.equal(status.rejectedCount, 1, 'one record parked')

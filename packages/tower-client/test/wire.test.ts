@@ -64,12 +64,23 @@ t.test('fillBatch stops at the limits, collapses repeated upserts, and covers sk
     row('fact', fact('f2')),
   ]
   const b = fillBatch(rows, { reportIssueTitles: true }, { upserts: 2, facts: 5 })
-  t.same(b.upserts.map((u) => u.localId), ['a', 'b'], 'two upserts: a (once) and b')
+  t.same(
+    b.upserts.map((u) => u.localId),
+    ['a', 'b'],
+    'two upserts: a (once) and b',
+  )
   t.equal((b.upserts[0] as { status: string }).status, 'done', 'the later version of a')
-  t.same(b.facts.map((f) => f.localId), ['f1'])
+  t.same(
+    b.facts.map((f) => f.localId),
+    ['f1'],
+  )
   t.equal(b.rows, 5, 'stopped before c')
   t.equal(b.lastSeq, rows[4]!.seq)
-  t.same(b.skipped.map((s) => s.seq), [rows[3]!.seq], 'the skipped row is covered by the cursor')
+  t.same(
+    b.skipped.map((s) => s.seq),
+    [rows[3]!.seq],
+    'the skipped row is covered by the cursor',
+  )
 
   const facts = Array.from({ length: 5003 }, (_, i) => row('fact', fact(`f-${i}`)))
   const full = fillBatch(facts, { reportIssueTitles: true })
@@ -112,16 +123,21 @@ t.test('every nullable key of every wire type is sent, as null when the payload 
     [
       'fact',
       {
-        type: 'cost_event', localId: 'c', squadLocalId: 's', provider: 'p', billingType: 'metered_api', model: 'm',
-        inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, costCents: 1, occurredAt: at,
+        type: 'cost_event',
+        localId: 'c',
+        squadLocalId: 's',
+        provider: 'p',
+        billingType: 'metered_api',
+        model: 'm',
+        inputTokens: 1,
+        cachedInputTokens: 0,
+        outputTokens: 1,
+        costCents: 1,
+        occurredAt: at,
       },
       ['agentLocalId', 'issueLocalId', 'projectLocalId', 'biller'],
     ],
-    [
-      'fact',
-      { type: 'run_event', localId: 'r', agentLocalId: 'a', squadLocalId: 's', status: 'queued', inputTokens: 0, outputTokens: 0, occurredAt: at },
-      ['startedAt', 'finishedAt'],
-    ],
+    ['fact', { type: 'run_event', localId: 'r', agentLocalId: 'a', squadLocalId: 's', status: 'queued', inputTokens: 0, outputTokens: 0, occurredAt: at }, ['startedAt', 'finishedAt']],
     ['fact', { type: 'activity_event', localId: 'e', action: 'squad.created', details: {}, occurredAt: at }, ['squadLocalId', 'entityRef']],
   ]
   for (const [kind, payload, nullable] of bare) {
@@ -138,14 +154,35 @@ t.test('every nullable key of every wire type is sent, as null when the payload 
 t.test("core's own builders write the nullable keys", async (t) => {
   const { costEventFact, outboxUpserts } = await import('@slaw/core')
   const cost = costEventFact({
-    id: 'c-1', squadId: 's-1', agentId: 'a-1', issueId: null, projectId: null, provider: 'anthropic', biller: null, billingType: 'metered_api',
-    model: 'm', inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, costCents: 1, occurredAt: new Date(at), createdAt: new Date(at),
+    id: 'c-1',
+    squadId: 's-1',
+    agentId: 'a-1',
+    issueId: null,
+    projectId: null,
+    provider: 'anthropic',
+    biller: null,
+    billingType: 'metered_api',
+    model: 'm',
+    inputTokens: 1,
+    cachedInputTokens: 0,
+    outputTokens: 1,
+    costCents: 1,
+    occurredAt: new Date(at),
+    createdAt: new Date(at),
   } as never)
   t.match(cost.payload, { agentLocalId: 'a-1', issueLocalId: null, projectLocalId: null, biller: null })
   for (const key of ['issueLocalId', 'projectLocalId', 'biller']) t.ok(key in cost.payload, `cost_event.${key} present`)
   const agent = outboxUpserts.agent({
-    id: 'a-1', squadId: 's-1', name: 'A', role: 'engineer', title: null, reportsToAgentId: null, status: 'idle', adapterType: 'process',
-    budgetMonthlyCents: null, updatedAt: new Date(at),
+    id: 'a-1',
+    squadId: 's-1',
+    name: 'A',
+    role: 'engineer',
+    title: null,
+    reportsToAgentId: null,
+    status: 'idle',
+    adapterType: 'process',
+    budgetMonthlyCents: null,
+    updatedAt: new Date(at),
   } as never)
   t.match(agent.payload, { title: null, reportsToLocalId: null })
   t.ok('title' in agent.payload && 'reportsToLocalId' in agent.payload)

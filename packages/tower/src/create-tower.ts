@@ -102,11 +102,7 @@ export async function createTower(options: TowerOptions): Promise<Tower> {
 
   const logger = options.logger ?? false
   const app = Fastify({
-    ...(typeof logger === 'boolean'
-      ? { logger: logger ? { level: 'info', redact } : false }
-      : isLogger(logger)
-        ? { loggerInstance: logger }
-        : { logger: { level: 'info', ...logger, redact } }),
+    ...(typeof logger === 'boolean' ? { logger: logger ? { level: 'info', redact } : false } : isLogger(logger) ? { loggerInstance: logger } : { logger: { level: 'info', ...logger, redact } }),
     bodyLimit: maxBodyBytes,
     trustProxy: options.trustProxy ?? false,
     requestIdHeader: 'x-request-id',

@@ -15,10 +15,7 @@ export interface StartedTower extends Tower {
  * bearer token; when unset one is generated for this run and printed once), and
  * `SVC_TOWER_ENROLLMENT_SECRET` (optional pre-shared enrollment secret).
  */
-export async function startTowerFromEnv(
-  env: Record<string, string | undefined> = process.env,
-  overrides: Partial<TowerOptions> & { print?: (line: string) => void } = {},
-): Promise<StartedTower> {
+export async function startTowerFromEnv(env: Record<string, string | undefined> = process.env, overrides: Partial<TowerOptions> & { print?: (line: string) => void } = {}): Promise<StartedTower> {
   const { print = (line: string) => process.stderr.write(`${line}\n`), ...rest } = overrides
   const port = env.PORT ? Number(env.PORT) : 3200
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`PORT must be a port number, got "${env.PORT}"`)

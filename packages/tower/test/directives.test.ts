@@ -7,12 +7,7 @@ const limit = { costLimitCents: 100_000, tokenLimit: null, mode: 'hard' }
 forEachBackend(t, { autoApprove: true }, async (t, h) => {
   t.test('queued directives arrive in order, once', async (t) => {
     const { apiKey, instancePk } = await h.enrolled()
-    const queued = [
-      { kind: 'set_sync_interval', seconds: 120 },
-      { kind: 'request_reconciliation' },
-      { kind: 'request_live_stream', durationSec: 300 },
-      { kind: 'stop_live_stream' },
-    ]
+    const queued = [{ kind: 'set_sync_interval', seconds: 120 }, { kind: 'request_reconciliation' }, { kind: 'request_live_stream', durationSec: 300 }, { kind: 'stop_live_stream' }]
     for (const directive of queued) {
       const res = await h.admin('POST', `/instances/${instancePk}/directives`, directive)
       t.equal(res.status, 201)

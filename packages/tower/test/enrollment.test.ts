@@ -20,7 +20,10 @@ forEachBackend(t, {}, async (t, h) => {
     t.same(pending.body, { enrollmentId, state: 'pending', pollIntervalSec: 10 })
 
     const listed = await h.admin('GET', '/enrollments?state=pending&limit=500')
-    t.ok(listed.body.items.some((e: { id: string }) => e.id === enrollmentId), 'listed as pending')
+    t.ok(
+      listed.body.items.some((e: { id: string }) => e.id === enrollmentId),
+      'listed as pending',
+    )
 
     const approved = await h.admin('POST', `/enrollments/${enrollmentId}/approve`)
     t.equal(approved.status, 200)
@@ -164,7 +167,11 @@ forEachBackend(t, {}, async (t, h) => {
     t.same(one.body.counts, { squads: 1, agents: 2, activeRuns: 0, openIssues: 3 })
     t.same(one.body.spend, { todayCents: 12, monthCents: 345 })
     // Three missed heartbeats later it is offline.
-    await h.tower.db.updateTable('tower_instances').set({ last_seen_at: new Date(Date.now() - 181_000) }).where('id', '=', instancePk).execute()
+    await h.tower.db
+      .updateTable('tower_instances')
+      .set({ last_seen_at: new Date(Date.now() - 181_000) })
+      .where('id', '=', instancePk)
+      .execute()
     t.equal((await h.admin('GET', `/instances/${instancePk}`)).body.online, false)
     const offline = await h.admin('GET', '/instances?online=false&limit=500')
     t.ok(offline.body.items.some((i: { id: string }) => i.id === instancePk))
@@ -201,7 +208,10 @@ forEachBackend(t, { autoApprove: true, enrollmentSecret: 'fleet-secret-42' }, as
     const wrong = await h.ingest('/enroll', enrollBody(identity(), { enrollmentSecret: 'guess' }))
     t.equal(wrong.status, 401)
     t.equal(wrong.body.code, 'enrollment_secret_required')
-    const count = await h.tower.db.selectFrom('tower_instances').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const count = await h.tower.db
+      .selectFrom('tower_instances')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
     t.equal(Number(count.n), 0, 'nothing is written without the secret')
     const inBody = await h.ingest('/enroll', enrollBody(identity(), { enrollmentSecret: 'fleet-secret-42' }))
     t.equal(inBody.status, 200, 'auto-approved with the secret in the body')

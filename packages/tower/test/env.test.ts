@@ -63,10 +63,14 @@ t.test('two tower nodes migrating one PostgreSQL database at once', backends[1]!
   t.teardown(() => Promise.all([a.close(), b.close()]))
   const baseA = await a.listen({ port: 0 })
   const baseB = await b.listen({ port: 0 })
-  const enrolled = (await (
-    await fetch(`${baseA}/api/ingest/v1/enroll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(enrollBody(identity())) })
-  ).json()) as { apiKey: string }
-  const hb = await fetch(`${baseB}/api/ingest/v1/heartbeat`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${enrolled.apiKey}` }, body: JSON.stringify(heartbeatBody()) })
+  const enrolled = (await (await fetch(`${baseA}/api/ingest/v1/enroll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(enrollBody(identity())) })).json()) as {
+    apiKey: string
+  }
+  const hb = await fetch(`${baseB}/api/ingest/v1/heartbeat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${enrolled.apiKey}` },
+    body: JSON.stringify(heartbeatBody()),
+  })
   t.equal(hb.status, 200, 'a key minted by one node works on the other')
 })
 

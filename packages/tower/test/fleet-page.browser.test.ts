@@ -16,14 +16,21 @@ const squad = (localId: string, name: string) => ({ type: 'squad', localId, name
 t.test('the fleet page in Chromium: sign in, two enrolled instances, approve a pending enrollment', { skip }, async (t) => {
   // Hosts named auto-* are approved at once; the third one waits for an administrator.
   const h = await startTower(t, backends[0]!, { autoApprove: [{ kind: 'hostname', pattern: 'auto-*' }] })
-  const spend = [{ todayCents: 150, monthCents: 4200 }, { todayCents: 0, monthCents: 99 }]
+  const spend = [
+    { todayCents: 150, monthCents: 4200 },
+    { todayCents: 0, monthCents: 99 },
+  ]
   for (const [n, hostname] of ['auto-alpha.test', 'auto-beta.test'].entries()) {
     const { apiKey } = await h.enrolled({ hostname, instanceId: `inst-${n}` })
     t.equal((await h.ingest('/heartbeat', heartbeatBody({ spend: spend[n] }), apiKey)).status, 200)
     const sync = await h.ingest('/sync', { protocolVersion: 1, sentAt: new Date().toISOString(), batchCursor: '1', upserts: [squad(`sq-${n}`, `Squad ${hostname.split('.')[0]}`)], facts: [] }, apiKey)
     t.equal(sync.status, 200)
   }
-  const pending = await h.ingest('/enroll', { protocolVersion: 1, instance: { machineId: 'machine-gamma', instanceId: 'default', hostname: 'gamma.test', os: 'linux', slawVersion: '0.1.0' }, capabilities: { reportIssueTitles: true, liveStream: false } })
+  const pending = await h.ingest('/enroll', {
+    protocolVersion: 1,
+    instance: { machineId: 'machine-gamma', instanceId: 'default', hostname: 'gamma.test', os: 'linux', slawVersion: '0.1.0' },
+    capabilities: { reportIssueTitles: true, liveStream: false },
+  })
   t.equal(pending.body.state, 'pending')
 
   const profile = mkdtempSync(join(tmpdir(), 'slaw-chromium-'))
@@ -70,10 +77,19 @@ t.test('the fleet page in Chromium: sign in, two enrolled instances, approve a p
   t.match(await alpha.innerText(), /Squad auto-alpha/)
   t.match(await instances.getByRole('listitem', { name: /auto-beta\.test/ }).innerText(), /Squad auto-beta/)
 
-  const background = await page.evaluate(() => { const g = globalThis as any; return String(g.getComputedStyle(g.document.body).backgroundColor) })
+  const background = await page.evaluate(() => {
+    const g = globalThis as any
+    return String(g.getComputedStyle(g.document.body).backgroundColor)
+  })
   const [r, g, b] = background.match(/\d+/g)!.map(Number)
   t.ok(r! + g! + b! < 150, `dark by default (${background})`)
-  t.ok(await page.evaluate(() => { const g = globalThis as any; return g.document.documentElement.scrollWidth <= g.innerWidth }), 'no sideways scrolling at 375 px')
+  t.ok(
+    await page.evaluate(() => {
+      const g = globalThis as any
+      return g.document.documentElement.scrollWidth <= g.innerWidth
+    }),
+    'no sideways scrolling at 375 px',
+  )
 
   // Accessibility: axe-core finds no serious or critical violation (run outside the page's CSP).
   await page.evaluate(axeSource)
@@ -81,7 +97,11 @@ t.test('the fleet page in Chromium: sign in, two enrolled instances, approve a p
     const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run()
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }))
   })
-  t.same(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `axe: ${JSON.stringify(violations)}`)
+  t.same(
+    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+    [],
+    `axe: ${JSON.stringify(violations)}`,
+  )
 
   // Approve the pending enrollment by clicking its button.
   const waiting = page.getByRole('region', { name: /Pending enrollments/ })

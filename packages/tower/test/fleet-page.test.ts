@@ -6,7 +6,11 @@ const cookieOf = (res: { headers: Headers }): string => String(res.headers.get('
 forEachBackend(t, { autoApprove: [{ kind: 'hostname', pattern: 'auto-*' }] }, async (t, h) => {
   const { apiKey, instancePk } = await h.enrolled({ hostname: 'auto-one.test' })
   t.equal((await h.ingest('/heartbeat', heartbeatBody({ spend: { todayCents: 1234, monthCents: 56789 } }), apiKey)).status, 200)
-  const pending = await h.ingest('/enroll', { protocolVersion: 1, instance: { machineId: 'm-pending', instanceId: 'default', hostname: 'manual-<b>.test', os: 'linux', slawVersion: '0.1.0' }, capabilities: { reportIssueTitles: true, liveStream: false } })
+  const pending = await h.ingest('/enroll', {
+    protocolVersion: 1,
+    instance: { machineId: 'm-pending', instanceId: 'default', hostname: 'manual-<b>.test', os: 'linux', slawVersion: '0.1.0' },
+    capabilities: { reportIssueTitles: true, liveStream: false },
+  })
   t.equal(pending.body.state, 'pending')
 
   // Signed out: the sign-in page, with the headers of every page.

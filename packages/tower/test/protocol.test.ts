@@ -94,7 +94,13 @@ forEachBackend(t, { autoApprove: true }, async (t, h) => {
       const res = await rawPost(h.base, '/api/ingest/v1/heartbeat', body, { ...headers, ...auth })
       t.equal(res.status, 400, name)
       t.equal(res.body?.code, 'invalid_payload', name)
-      t.same(Object.keys(res.body ?? {}).filter((k) => k !== 'details').sort(), ['code', 'error'], `${name}: {error, code}`)
+      t.same(
+        Object.keys(res.body ?? {})
+          .filter((k) => k !== 'details')
+          .sort(),
+        ['code', 'error'],
+        `${name}: {error, code}`,
+      )
     }
     const enroll = await rawPost(h.base, '/api/ingest/v1/enroll', '{nope', { 'content-type': 'application/json' })
     t.equal(enroll.status, 400)

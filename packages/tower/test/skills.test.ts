@@ -104,5 +104,10 @@ t.test('contentHash is a hex SHA-256 independent of file order', async (t) => {
   const b = { path: 'b.bin', content: 'Qg==', encoding: 'base64' as const }
   t.equal(contentHash('# x', [a, b]), contentHash('# x', [b, a]))
   t.not(contentHash('# x', [a]), contentHash('# y', [a]))
-  t.equal(contentHash('# x', []), createHash('sha256').update(JSON.stringify({ markdown: '# x', files: [] })).digest('hex'))
+  t.equal(
+    contentHash('# x', []),
+    createHash('sha256')
+      .update(JSON.stringify({ markdown: '# x', files: [] }))
+      .digest('hex'),
+  )
 })

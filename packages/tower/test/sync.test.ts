@@ -27,8 +27,27 @@ const costEvent = (localId: string) => ({
   costCents: 3,
   occurredAt: at(),
 })
-const activity = (localId: string, action = 'agent.created') => ({ type: 'activity_event', localId, squadLocalId: 'sq-1', action, entityRef: 'agent:ag-1', details: { name: 'Ada', count: 1, ok: true }, occurredAt: at() })
-const runEvent = (localId: string) => ({ type: 'run_event', localId, agentLocalId: 'ag-1', squadLocalId: 'sq-1', status: 'succeeded', startedAt: at(), finishedAt: at(1000), inputTokens: 5, outputTokens: 6, occurredAt: at(1000) })
+const activity = (localId: string, action = 'agent.created') => ({
+  type: 'activity_event',
+  localId,
+  squadLocalId: 'sq-1',
+  action,
+  entityRef: 'agent:ag-1',
+  details: { name: 'Ada', count: 1, ok: true },
+  occurredAt: at(),
+})
+const runEvent = (localId: string) => ({
+  type: 'run_event',
+  localId,
+  agentLocalId: 'ag-1',
+  squadLocalId: 'sq-1',
+  status: 'succeeded',
+  startedAt: at(),
+  finishedAt: at(1000),
+  inputTokens: 5,
+  outputTokens: 6,
+  occurredAt: at(1000),
+})
 
 const batch = (batchCursor: string, upserts: unknown[], facts: unknown[]) => ({ protocolVersion: 1, sentAt: new Date().toISOString(), batchCursor, upserts, facts })
 
@@ -67,7 +86,11 @@ forEachBackend(t, { autoApprove: true }, async (t, h) => {
     t.equal(await stored(), '0000000012')
     t.equal((await h.ingest('/sync', batch('13', [], []), apiKey)).body.acknowledgedCursor, '13')
     t.equal(await stored(), '13')
-    const n = await h.tower.db.selectFrom('tower_facts').select((eb) => eb.fn.countAll<number>().as('n')).where('instance_pk', '=', instancePk).executeTakeFirstOrThrow()
+    const n = await h.tower.db
+      .selectFrom('tower_facts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('instance_pk', '=', instancePk)
+      .executeTakeFirstOrThrow()
     t.equal(Number(n.n), 3)
   })
 
@@ -97,12 +120,25 @@ forEachBackend(t, { autoApprove: true }, async (t, h) => {
     const shuffled = (seed: number) => (seed % 2 ? [...ids] : [...ids].reverse())
     const squads = (seed: number) => Array.from({ length: 50 }, (_, i) => squad(`sq-${seed % 2 ? i : 49 - i}`, `n${seed}`, at(seed)))
     const replies = await Promise.all([1, 2, 3, 4, 5, 6].map((seed) => h.ingest('/sync', batch(String(seed), squads(seed), shuffled(seed).map(costEvent)), apiKey)))
-    t.same(replies.map((r) => r.status), [200, 200, 200, 200, 200, 200])
-    t.equal(replies.reduce((n, r) => n + r.body.accepted.facts, 0), ids.length, 'each fact stored by exactly one batch')
-    t.equal(replies.reduce((n, r) => n + r.body.accepted.facts + r.body.accepted.deduplicated, 0), ids.length * 6)
+    t.same(
+      replies.map((r) => r.status),
+      [200, 200, 200, 200, 200, 200],
+    )
+    t.equal(
+      replies.reduce((n, r) => n + r.body.accepted.facts, 0),
+      ids.length,
+      'each fact stored by exactly one batch',
+    )
+    t.equal(
+      replies.reduce((n, r) => n + r.body.accepted.facts + r.body.accepted.deduplicated, 0),
+      ids.length * 6,
+    )
     const page = await h.admin('GET', `/instances/${instancePk}/squads?limit=500`)
     t.equal(page.body.items.length, 50)
-    t.ok(page.body.items.every((i: { data: { name: string } }) => i.data.name === 'n6'), 'the newest updatedAt won everywhere')
+    t.ok(
+      page.body.items.every((i: { data: { name: string } }) => i.data.name === 'n6'),
+      'the newest updatedAt won everywhere',
+    )
     t.equal((await h.admin('GET', `/instances/${instancePk}`)).body.acknowledgedCursor, '6')
   })
 
@@ -130,14 +166,46 @@ forEachBackend(t, { autoApprove: true }, async (t, h) => {
     const { apiKey, instancePk } = await h.enrolled()
     const upserts = [
       squad('sq-1'),
-      { type: 'agent', localId: 'ag-1', squadLocalId: 'sq-1', name: 'Ada', role: 'software_engineer', status: 'active', adapterType: 'process', budgetMonthlyCents: null, spentMonthlyCents: 0, title: 'Engineer', reportsToLocalId: null, updatedAt: at() },
+      {
+        type: 'agent',
+        localId: 'ag-1',
+        squadLocalId: 'sq-1',
+        name: 'Ada',
+        role: 'software_engineer',
+        status: 'active',
+        adapterType: 'process',
+        budgetMonthlyCents: null,
+        spentMonthlyCents: 0,
+        title: 'Engineer',
+        reportsToLocalId: null,
+        updatedAt: at(),
+      },
       { type: 'squad_skill', localId: 'sk-1', squadLocalId: 'sq-1', key: 'review', name: 'Review', sourceType: 'tower', trustLevel: 'markdown_only', updatedAt: at() },
       { type: 'project', localId: 'pr-1', squadLocalId: 'sq-1', name: 'Website', status: 'active', updatedAt: at() },
-      { type: 'issue', localId: 'is-1', squadLocalId: 'sq-1', projectLocalId: 'pr-1', title: 'Fix the build', status: 'todo', assigneeAgentLocalId: 'ag-1', updatedAt: at(), description: 'never stored' },
+      {
+        type: 'issue',
+        localId: 'is-1',
+        squadLocalId: 'sq-1',
+        projectLocalId: 'pr-1',
+        title: 'Fix the build',
+        status: 'todo',
+        assigneeAgentLocalId: 'ag-1',
+        updatedAt: at(),
+        description: 'never stored',
+      },
     ]
     const res = await h.ingest('/sync', batch('5', upserts, [costEvent('c-1'), runEvent('r-1'), activity('a-1')]), apiKey)
     t.equal(res.status, 200)
-    for (const [path, n] of [['squads', 1], ['agents', 1], ['squad-skills', 1], ['projects', 1], ['issues', 1], ['cost-events', 1], ['run-events', 1], ['activity-events', 1]] as const) {
+    for (const [path, n] of [
+      ['squads', 1],
+      ['agents', 1],
+      ['squad-skills', 1],
+      ['projects', 1],
+      ['issues', 1],
+      ['cost-events', 1],
+      ['run-events', 1],
+      ['activity-events', 1],
+    ] as const) {
       const page = await h.admin('GET', `/instances/${instancePk}/${path}`)
       t.equal(page.status, 200, path)
       t.equal(page.body.items.length, n, path)
@@ -152,12 +220,23 @@ forEachBackend(t, { autoApprove: true }, async (t, h) => {
 
   t.test('admin pages are paginated with a cursor', async (t) => {
     const { apiKey, instancePk } = await h.enrolled()
-    await h.ingest('/sync', batch('1', [], Array.from({ length: 7 }, (_, i) => costEvent(`c-${i}`))), apiKey)
+    await h.ingest(
+      '/sync',
+      batch(
+        '1',
+        [],
+        Array.from({ length: 7 }, (_, i) => costEvent(`c-${i}`)),
+      ),
+      apiKey,
+    )
     const seen = new Set<string>()
     let cursor: string | null = null
     let pages = 0
     do {
-      const page: { body: { items: Array<{ data: { localId: string } }>; nextCursor: string | null } } = await h.admin('GET', `/instances/${instancePk}/cost-events?limit=3${cursor ? `&cursor=${cursor}` : ''}`)
+      const page: { body: { items: Array<{ data: { localId: string } }>; nextCursor: string | null } } = await h.admin(
+        'GET',
+        `/instances/${instancePk}/cost-events?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+      )
       for (const item of page.body.items) seen.add(item.data.localId)
       cursor = page.body.nextCursor
       pages += 1
@@ -189,7 +268,11 @@ forEachBackend(t, { autoApprove: true }, async (t, h) => {
     const tooManyFacts = await h.ingest('/sync', batch('101', [], [...facts, costEvent('one-more')]), apiKey)
     t.equal(tooManyFacts.status, 400)
     t.match(tooManyFacts.body.details, [{ path: '/facts' }])
-    const n = await h.tower.db.selectFrom('tower_facts').select((eb) => eb.fn.countAll<number>().as('n')).where('instance_pk', '=', instancePk).executeTakeFirstOrThrow()
+    const n = await h.tower.db
+      .selectFrom('tower_facts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('instance_pk', '=', instancePk)
+      .executeTakeFirstOrThrow()
     t.equal(Number(n.n), MAX_FACTS, 'nothing of a rejected batch is stored')
   })
 

@@ -18,7 +18,10 @@ export function watchStart(child: ChildProcess, timeoutMs = 60_000): { output: (
       if (child.exitCode !== null) throw new Error(`slaw start exited early (${child.exitCode}): ${out}`)
       const port = listening.exec(out)?.[1]
       if (port) {
-        const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.status === 200, () => false)
+        const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then(
+          (r) => r.status === 200,
+          () => false,
+        )
         if (ok) return Number(port)
       }
       if (Date.now() > deadline) throw new Error(`not healthy: ${out}`)

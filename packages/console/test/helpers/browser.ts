@@ -22,8 +22,11 @@ export async function buildApp(): Promise<string> {
   const outDir = mkdtempSync(join(tmpdir(), 'slaw-console-app-'))
   const vite = join(dirname(require.resolve('vite/package.json')), 'bin', 'vite.js')
   await new Promise<void>((resolve, reject) =>
-    execFile(process.execPath, [vite, 'build', '--config', 'app/vite.config.ts', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'], { cwd: packageRoot, timeout: 180_000 }, (err, _out, stderr) =>
-      err ? reject(new Error(`vite build failed: ${stderr || err.message}`)) : resolve(),
+    execFile(
+      process.execPath,
+      [vite, 'build', '--config', 'app/vite.config.ts', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'],
+      { cwd: packageRoot, timeout: 180_000 },
+      (err, _out, stderr) => (err ? reject(new Error(`vite build failed: ${stderr || err.message}`)) : resolve()),
     ),
   )
   return outDir

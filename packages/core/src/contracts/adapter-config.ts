@@ -189,7 +189,8 @@ export function defineAgentAdapter<S extends TObject>(definition: AgentAdapterDe
   for (const key of Object.keys(engineConfigProperties)) {
     const declared = own.properties[key]
     // The engine reads these from the stored config with its own defaults (600 s, 15 s): a schema default would go unseen by it.
-    if (declared && 'default' in declared) throw new TypeError(`defineAgentAdapter(${definition.type}): ${key} is read by the run engine, which has its own default; the schema may narrow it but not give it a default`)
+    if (declared && 'default' in declared)
+      throw new TypeError(`defineAgentAdapter(${definition.type}): ${key} is read by the run engine, which has its own default; the schema may narrow it but not give it a default`)
   }
   const properties: TProperties = { ...own.properties }
   for (const [key, schema] of Object.entries(engineConfigProperties)) if (!(key in properties)) properties[key] = schema

@@ -142,15 +142,7 @@ export interface AdapterUsage {
 }
 
 /** Machine-readable reasons a run failed (the CLI adapters set them; others may add their own). */
-export type AdapterErrorCode =
-  | 'auth_required'
-  | 'session_not_found'
-  | 'max_turns'
-  | 'transient_upstream'
-  | 'timeout'
-  | 'unparseable_output'
-  | 'command_not_found'
-  | (string & {})
+export type AdapterErrorCode = 'auth_required' | 'session_not_found' | 'max_turns' | 'transient_upstream' | 'timeout' | 'unparseable_output' | 'command_not_found' | (string & {})
 
 export interface AdapterWakeResult {
   /**

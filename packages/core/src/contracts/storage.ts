@@ -1,7 +1,23 @@
 import type {
-  ActivityEntry, Agent, AgentWakeup, ApiKeyRecord, Comment, Interaction, InteractionStatus, Issue,
-  IssueDocument, IssuePriority, IssueRef, IssueStatus, IssueSummary, Job, OutboxEntry, Squad,
-  HeartbeatRun, HeartbeatRunLiveness, HeartbeatRunStatus,
+  ActivityEntry,
+  Agent,
+  AgentWakeup,
+  ApiKeyRecord,
+  Comment,
+  Interaction,
+  InteractionStatus,
+  Issue,
+  IssueDocument,
+  IssuePriority,
+  IssueRef,
+  IssueStatus,
+  IssueSummary,
+  Job,
+  OutboxEntry,
+  Squad,
+  HeartbeatRun,
+  HeartbeatRunLiveness,
+  HeartbeatRunStatus,
 } from '../records.js'
 import type { EnvBinding } from '../services/secrets/env-bindings.js'
 import type { ApprovalRepository, BudgetRepository, CostRepository, DashboardRepository, GoalRepository, ProjectRepository, WorkspaceRepository } from './governance.js'

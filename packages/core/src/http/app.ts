@@ -57,8 +57,25 @@ export interface BuildAppOptions {
 
 /** Every route plugin of the local API, in registration order. Later features append here. */
 export const routePlugins = [
-  squadRoutes, agentRoutes, issueRoutes, issueRecordRoutes, activityRoutes, operatorKeyRoutes, consoleSessionRoutes, exportRoutes, towerRoutes, skillRoutes,
-  approvalRoutes, goalRoutes, projectRoutes, costRoutes, dashboardRoutes, routineRoutes, routineTriggerRoutes, secretRoutes, secretProviderRoutes,
+  squadRoutes,
+  agentRoutes,
+  issueRoutes,
+  issueRecordRoutes,
+  activityRoutes,
+  operatorKeyRoutes,
+  consoleSessionRoutes,
+  exportRoutes,
+  towerRoutes,
+  skillRoutes,
+  approvalRoutes,
+  goalRoutes,
+  projectRoutes,
+  costRoutes,
+  dashboardRoutes,
+  routineRoutes,
+  routineTriggerRoutes,
+  secretRoutes,
+  secretProviderRoutes,
   runRoutes,
 ]
 

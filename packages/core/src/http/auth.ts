@@ -42,7 +42,7 @@ export const authPlugin = fp(
             throw err
           }
           if (!sameOriginOrSafe(request)) {
-            throw new SlawError('forbidden', 'Cross-site request refused: a console request that changes something must carry an Origin header equal to this server\'s origin.')
+            throw new SlawError('forbidden', "Cross-site request refused: a console request that changes something must carry an Origin header equal to this server's origin.")
           }
           request.actor = session.actor
           request.consoleSession = { token, expiresAt: session.expiresAt }

@@ -40,13 +40,17 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
   // A reset connection has nobody left to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return
   const out =
-    err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new SlawError('request_timeout')
-    : err.code === 'HPE_HEADER_OVERFLOW' ? new SlawError('header_too_large')
-    : new SlawError('invalid_payload', 'The request is not valid HTTP.')
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new SlawError('request_timeout')
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? new SlawError('header_too_large')
+        : new SlawError('invalid_payload', 'The request is not valid HTTP.')
   this.log.debug({ code: err.code }, 'client error')
   if (socket.writable) {
     const body = JSON.stringify(out.toJSON())
-    socket.write(`HTTP/1.1 ${out.statusCode} ${STATUS_CODES[out.statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    socket.write(
+      `HTTP/1.1 ${out.statusCode} ${STATUS_CODES[out.statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
   }
   socket.destroy()
 }

@@ -58,7 +58,7 @@ export function forSerialization(schema: unknown): unknown {
 }
 
 function refsIn(schema: unknown, out: Set<string>): Set<string> {
-  if (Array.isArray(schema)) schema.forEach((s) => refsIn(s, out))
+  if (Array.isArray(schema)) for (const s of schema) refsIn(s, out)
   else if (isSchema(schema)) {
     for (const [key, value] of Object.entries(schema)) {
       if (key === '$ref' && typeof value === 'string') out.add(value.split('#')[0]!)

@@ -86,7 +86,7 @@ function nulPath(root: unknown): string | undefined {
     if (typeof value === 'string') {
       if (value.includes('\0')) return path
     } else if (Array.isArray(value)) {
-      value.forEach((v, i) => stack.push([v, `${path}/${i}`]))
+      for (const [i, v] of value.entries()) stack.push([v, `${path}/${i}`])
     } else if (value && typeof value === 'object') {
       for (const [k, v] of Object.entries(value)) {
         const child = `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`

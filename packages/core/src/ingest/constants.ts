@@ -63,12 +63,5 @@ export type ResyncType = (typeof RESYNC_TYPES)[number]
 export const ENROLLMENT_STATES = ['pending', 'active', 'rejected', 'revoked'] as const
 export type EnrollmentState = (typeof ENROLLMENT_STATES)[number]
 
-export const DIRECTIVE_KINDS = [
-  'set_sync_interval',
-  'request_reconciliation',
-  'request_live_stream',
-  'stop_live_stream',
-  'set_limits',
-  'skills_updated',
-] as const
+export const DIRECTIVE_KINDS = ['set_sync_interval', 'request_reconciliation', 'request_live_stream', 'stop_live_stream', 'set_limits', 'skills_updated'] as const
 export type DirectiveKind = (typeof DIRECTIVE_KINDS)[number]

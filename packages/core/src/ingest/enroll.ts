@@ -21,12 +21,7 @@ export const Capabilities = Type.Object({
 })
 export type Capabilities = Static<typeof Capabilities>
 
-export const EnrollmentStateSchema = Type.Union([
-  Type.Literal('pending'),
-  Type.Literal('active'),
-  Type.Literal('rejected'),
-  Type.Literal('revoked'),
-])
+export const EnrollmentStateSchema = Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('rejected'), Type.Literal('revoked')])
 
 /** POST /enroll. No key; a tower may require the pre-shared `enrollmentSecret` (or header `x-enrollment-secret`). */
 export const EnrollRequest = Type.Object({

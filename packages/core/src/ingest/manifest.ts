@@ -9,13 +9,7 @@ export const ManifestRequest = Type.Object({
 })
 export type ManifestRequest = Static<typeof ManifestRequest>
 
-export const ResyncTypeSchema = Type.Union([
-  Type.Literal('squad'),
-  Type.Literal('agent'),
-  Type.Literal('project'),
-  Type.Literal('issue'),
-  Type.Literal('cost_event'),
-])
+export const ResyncTypeSchema = Type.Union([Type.Literal('squad'), Type.Literal('agent'), Type.Literal('project'), Type.Literal('issue'), Type.Literal('cost_event')])
 
 /** When resyncTypes is non-empty the instance queues a full resync of those types in its next sync batch. */
 export const ManifestResponse = Type.Object({

@@ -73,11 +73,7 @@ export type IssueUpsert = Static<typeof IssueUpsert>
 
 // Facts: append-only events, deduplicated on (machineId, instanceId, localId).
 
-export const BillingType = Type.Union([
-  Type.Literal('metered_api'),
-  Type.Literal('subscription_included'),
-  Type.Literal('subscription_overage'),
-])
+export const BillingType = Type.Union([Type.Literal('metered_api'), Type.Literal('subscription_included'), Type.Literal('subscription_overage')])
 
 export const CostEventFact = Type.Object({
   type: Type.Literal('cost_event'),
@@ -107,13 +103,7 @@ export const RunEventFact = Type.Object({
   localId: LocalId,
   agentLocalId: LocalId,
   squadLocalId: LocalId,
-  status: Type.Union([
-    Type.Literal('queued'),
-    Type.Literal('running'),
-    Type.Literal('succeeded'),
-    Type.Literal('failed'),
-    Type.Literal('cancelled'),
-  ]),
+  status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('cancelled')]),
   startedAt: Maybe(Timestamp),
   finishedAt: Maybe(Timestamp),
   inputTokens: Count,
@@ -124,11 +114,7 @@ export const RunEventFact = Type.Object({
 export const ActivityActionSchema = Type.Union(ACTIVITY_ACTIONS.map((a) => Type.Literal(a)))
 
 /** A flat object of strings, numbers and booleans, already filtered per action by the instance. */
-export const ActivityDetails = Type.Record(
-  Type.String({ maxLength: 100 }),
-  Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]),
-  { maxProperties: 50 },
-)
+export const ActivityDetails = Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]), { maxProperties: 50 })
 
 export const ActivityEventFact = Type.Object({
   type: Type.Literal('activity_event'),

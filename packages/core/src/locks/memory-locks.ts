@@ -23,10 +23,7 @@ export function memoryLocks(options: MemoryLocksOptions = {}): LockProvider {
       const tail = previous.then(() => mine)
       tails.set(key, tail)
       let timer: NodeJS.Timeout | undefined
-      const waited = await Promise.race([
-        previous.then(() => true),
-        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), acquireTimeoutMs))),
-      ])
+      const waited = await Promise.race([previous.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), acquireTimeoutMs)))])
       clearTimeout(timer)
       if (!waited) {
         // Leave the queue in order: our slot resolves as soon as the one before us does.

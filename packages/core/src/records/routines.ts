@@ -34,10 +34,7 @@ export type RoutineVariable = StaticDecode<typeof RoutineVariableRecord>
 export const EnvBindingSchema = Type.Union([
   Type.String({ maxLength: 10_000 }),
   Type.Object({ type: Type.Literal('plain'), value: Type.String({ maxLength: 10_000 }) }, { additionalProperties: false }),
-  Type.Object(
-    { type: Type.Literal('secret_ref'), secretId: Uuid, version: Type.Union([Type.Literal('latest'), Type.Integer({ minimum: 1 })]) },
-    { additionalProperties: false },
-  ),
+  Type.Object({ type: Type.Literal('secret_ref'), secretId: Uuid, version: Type.Union([Type.Literal('latest'), Type.Integer({ minimum: 1 })]) }, { additionalProperties: false }),
 ])
 export type EnvBinding = Static<typeof EnvBindingSchema>
 

@@ -2,8 +2,19 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
 import {
-  AgentListItem, AgentMe, AgentPeerSchema, AgentSchema, CreateAgentBody, CreateKeyBody, InstructionsPathBody, KeySchema, PermissionsBody,
-  UpdateAgentBody, presentAgent, presentAgentPeer, presentKey,
+  AgentListItem,
+  AgentMe,
+  AgentPeerSchema,
+  AgentSchema,
+  CreateAgentBody,
+  CreateKeyBody,
+  InstructionsPathBody,
+  KeySchema,
+  PermissionsBody,
+  UpdateAgentBody,
+  presentAgent,
+  presentAgentPeer,
+  presentKey,
 } from '../schemas/agents.js'
 import { InboxItem, InboxQuery } from '../schemas/issues.js'
 import type { IssueStatus } from '../records.js'
@@ -28,7 +39,13 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { agent, chainOfCommand } = await agents.me(req.actor)
     return {
       agent: {
-        id: agent.id, name: agent.name, role: agent.role, title: agent.title, squadId: agent.squadId, status: agent.status, chainOfCommand,
+        id: agent.id,
+        name: agent.name,
+        role: agent.role,
+        title: agent.title,
+        squadId: agent.squadId,
+        status: agent.status,
+        chainOfCommand,
       },
     }
   })

@@ -3,8 +3,19 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { preValidationHookHandler } from 'fastify'
 import { IdParams, SquadParams, errors } from '../schemas/common.js'
 import {
-  ApprovalCommentSchema, ApprovalDetailSchema, ApprovalListQuery, ApprovalSchema, CreateApprovalBody, CreateApprovalCommentBody,
-  DecisionBody, HireAccepted, HireBody, ResubmitBody, presentApproval, presentApprovalComment, presentApprovalDetail,
+  ApprovalCommentSchema,
+  ApprovalDetailSchema,
+  ApprovalListQuery,
+  ApprovalSchema,
+  CreateApprovalBody,
+  CreateApprovalCommentBody,
+  DecisionBody,
+  HireAccepted,
+  HireBody,
+  ResubmitBody,
+  presentApproval,
+  presentApprovalComment,
+  presentApprovalDetail,
 } from '../schemas/approvals.js'
 import { IssueSummarySchema } from '../schemas/issues.js'
 import type { Approval, ApprovalStatus } from '../contracts/governance.js'

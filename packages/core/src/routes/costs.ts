@@ -2,9 +2,24 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, SquadParams, errors } from '../schemas/common.js'
 import {
-  AgentBudgetBody, AgentBudgetSchema, AgentCostRow, BudgetOverviewSchema, CostEventSchema, CostSummarySchema, IssueCostSummary,
-  ProviderCostRow, QuotaWindowSchema, RecordCostBody, SpendWindowSchema, SquadBudgetBody, SquadBudgetSchema, presentCostEvent,
-  presentCostSummary, presentOverview, presentQuotaWindow, presentSpendWindow,
+  AgentBudgetBody,
+  AgentBudgetSchema,
+  AgentCostRow,
+  BudgetOverviewSchema,
+  CostEventSchema,
+  CostSummarySchema,
+  IssueCostSummary,
+  ProviderCostRow,
+  QuotaWindowSchema,
+  RecordCostBody,
+  SpendWindowSchema,
+  SquadBudgetBody,
+  SquadBudgetSchema,
+  presentCostEvent,
+  presentCostSummary,
+  presentOverview,
+  presentQuotaWindow,
+  presentSpendWindow,
 } from '../schemas/costs.js'
 
 const CostEventBody = Type.Object({ costEvent: CostEventSchema })
@@ -33,14 +48,10 @@ export const costRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }))
 
   const costsByAgent = { tags, params: SquadParams, response: { 200: AgentCosts, ...errors } } as const
-  app.get('/api/squads/:squadId/costs/by-agent', { schema: costsByAgent }, async (req) =>
-    costs.byAgent(req.actor, req.params.squadId),
-  )
+  app.get('/api/squads/:squadId/costs/by-agent', { schema: costsByAgent }, async (req) => costs.byAgent(req.actor, req.params.squadId))
 
   const costsByProvider = { tags, params: SquadParams, response: { 200: ProviderCosts, ...errors } } as const
-  app.get('/api/squads/:squadId/costs/by-provider', { schema: costsByProvider }, async (req) =>
-    costs.byProvider(req.actor, req.params.squadId),
-  )
+  app.get('/api/squads/:squadId/costs/by-provider', { schema: costsByProvider }, async (req) => costs.byProvider(req.actor, req.params.squadId))
 
   const windowSpend = { tags, params: SquadParams, response: { 200: SpendWindowList, ...errors } } as const
   app.get('/api/squads/:squadId/costs/window-spend', { schema: windowSpend }, async (req) => ({
@@ -60,9 +71,7 @@ export const costRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   const budgetOverview = { tags: ['budgets'], params: SquadParams, response: { 200: BudgetOverviewSchema, ...errors } } as const
-  app.get('/api/squads/:squadId/budgets/overview', { schema: budgetOverview }, async (req) =>
-    presentOverview(await budgets.overview(req.actor, req.params.squadId)),
-  )
+  app.get('/api/squads/:squadId/budgets/overview', { schema: budgetOverview }, async (req) => presentOverview(await budgets.overview(req.actor, req.params.squadId)))
 
   const setSquadBudget = {
     tags: ['budgets'],

@@ -1,10 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { SquadParams, errors } from '../schemas/common.js'
-import {
-  ExportJobSchema, ExportPreview, ExportPreviewBody, ExportStarted, ImportBody, ImportPlanSchema, SquadBundle, StartExportBody, exportParts,
-  presentExportJob,
-} from '../schemas/exports.js'
+import { ExportJobSchema, ExportPreview, ExportPreviewBody, ExportStarted, ImportBody, ImportPlanSchema, SquadBundle, StartExportBody, exportParts, presentExportJob } from '../schemas/exports.js'
 
 const JobParams = Type.Object({ jobId: Type.String({ maxLength: 200 }) })
 const ExportPreviewResponse = Type.Object({ preview: ExportPreview })

@@ -13,7 +13,10 @@ export const goalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const listGoals = { tags, params: SquadParams, querystring: PageQuery, response: { 200: GoalList, ...errors } } as const
   app.get('/api/squads/:squadId/goals', { schema: listGoals }, async (req) => ({
     goals: (await goals.list(req.actor, req.params.squadId, req.query)).map((g) => ({
-      id: g.id, title: g.title, status: g.status, dueDate: g.dueDate,
+      id: g.id,
+      title: g.title,
+      status: g.status,
+      dueDate: g.dueDate,
     })),
   }))
 

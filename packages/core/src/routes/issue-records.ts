@@ -2,8 +2,20 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Ok, errors } from '../schemas/common.js'
 import {
-  CommentParams, CommentSchema, CommentsQuery, CreateCommentBody, CreateInteractionBody, DocumentParams, DocumentSchema, InteractionParams,
-  InteractionSchema, PutDocumentBody, ResolveInteractionBody, presentComment, presentDocument, presentInteraction,
+  CommentParams,
+  CommentSchema,
+  CommentsQuery,
+  CreateCommentBody,
+  CreateInteractionBody,
+  DocumentParams,
+  DocumentSchema,
+  InteractionParams,
+  InteractionSchema,
+  PutDocumentBody,
+  ResolveInteractionBody,
+  presentComment,
+  presentDocument,
+  presentInteraction,
 } from '../schemas/issues.js'
 import { Uuid } from '../schemas/common.js'
 
@@ -87,17 +99,19 @@ export const issueRecordRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: ResolveInteractionBody,
       response: { 200: ResolvedInteractionBody, ...errors },
     } as const
-    app.post(`/api/issues/:id/interactions/:interactionId/${action}`, {
-      schema: resolveInteraction,
-      // The body is optional (a bare accept or reject): no body validates as `{}`.
-      preValidation: async (req) => {
-        if (req.body === undefined || req.body === null) req.body = {}
+    app.post(
+      `/api/issues/:id/interactions/:interactionId/${action}`,
+      {
+        schema: resolveInteraction,
+        // The body is optional (a bare accept or reject): no body validates as `{}`.
+        preValidation: async (req) => {
+          if (req.body === undefined || req.body === null) req.body = {}
+        },
       },
-    }, async (req) => {
-      const { interaction, createdIssueIds } = await issueRecords.resolveInteraction(
-        req.actor, req.params.id, req.params.interactionId, action, req.body ?? {},
-      )
-      return { interaction: presentInteraction(interaction), createdIssueIds }
-    })
+      async (req) => {
+        const { interaction, createdIssueIds } = await issueRecords.resolveInteraction(req.actor, req.params.id, req.params.interactionId, action, req.body ?? {})
+        return { interaction: presentInteraction(interaction), createdIssueIds }
+      },
+    )
   }
 }

@@ -2,8 +2,17 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
 import {
-  CheckoutBody, CommentCursor, CreateIssueBody, IssueDetailSchema, IssueRefSchema, IssueSchema, IssueSummarySchema, ListIssuesQuery,
-  UpdateIssueBody, presentIssue, presentIssueDetail,
+  CheckoutBody,
+  CommentCursor,
+  CreateIssueBody,
+  IssueDetailSchema,
+  IssueRefSchema,
+  IssueSchema,
+  IssueSummarySchema,
+  ListIssuesQuery,
+  UpdateIssueBody,
+  presentIssue,
+  presentIssueDetail,
 } from '../schemas/issues.js'
 import { ActivitySchema, presentActivity } from '../schemas/activity.js'
 import type { IssueStatus } from '../records.js'

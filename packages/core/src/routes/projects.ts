@@ -3,8 +3,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
 import { PageQuery } from '../schemas/goals.js'
 import {
-  CreateProjectBody, CreateWorkspaceBody, ProjectListItem, ProjectSchema, UpdateProjectBody, WorkspaceSchema, presentProject,
-  presentProjectListItem, presentWorkspace,
+  CreateProjectBody,
+  CreateWorkspaceBody,
+  ProjectListItem,
+  ProjectSchema,
+  UpdateProjectBody,
+  WorkspaceSchema,
+  presentProject,
+  presentProjectListItem,
+  presentWorkspace,
 } from '../schemas/projects.js'
 
 const ProjectList = Type.Object({ projects: Type.Array(ProjectListItem) })

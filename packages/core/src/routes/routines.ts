@@ -2,8 +2,19 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, SquadParams, errors } from '../schemas/common.js'
 import {
-  CreateRoutineBody, ListQuery, RevisionParams, RoutineListItem, RoutineRevisionSchema, RoutineRunSchema, RoutineWithTriggersSchema,
-  RunRoutineBody, UpdateRoutineBody, presentRevision, presentRoutineListItem, presentRoutineWithTriggers, presentRun,
+  CreateRoutineBody,
+  ListQuery,
+  RevisionParams,
+  RoutineListItem,
+  RoutineRevisionSchema,
+  RoutineRunSchema,
+  RoutineWithTriggersSchema,
+  RunRoutineBody,
+  UpdateRoutineBody,
+  presentRevision,
+  presentRoutineListItem,
+  presentRoutineWithTriggers,
+  presentRun,
 } from '../schemas/routines.js'
 
 const RoutineList = Type.Object({ routines: Type.Array(RoutineListItem) })
@@ -29,9 +40,7 @@ export const routineRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   const getRoutine = { tags, params: IdParams, response: { 200: RoutineWithTriggersSchema, ...errors } } as const
-  app.get('/api/routines/:id', { schema: getRoutine }, async (req) =>
-    presentRoutineWithTriggers(await routines.get(req.actor, req.params.id)),
-  )
+  app.get('/api/routines/:id', { schema: getRoutine }, async (req) => presentRoutineWithTriggers(await routines.get(req.actor, req.params.id)))
 
   const updateRoutine = {
     tags,
@@ -39,9 +48,7 @@ export const routineRoutes: FastifyPluginAsyncTypebox = async (app) => {
     body: UpdateRoutineBody,
     response: { 200: RoutineWithTriggersSchema, ...errors },
   } as const
-  app.patch('/api/routines/:id', { schema: updateRoutine }, async (req) =>
-    presentRoutineWithTriggers(await routines.update(req.actor, req.params.id, req.body)),
-  )
+  app.patch('/api/routines/:id', { schema: updateRoutine }, async (req) => presentRoutineWithTriggers(await routines.update(req.actor, req.params.id, req.body)))
 
   const listRevisions = { tags, params: IdParams, querystring: ListQuery, response: { 200: RevisionList, ...errors } } as const
   app.get('/api/routines/:id/revisions', { schema: listRevisions }, async (req) => ({

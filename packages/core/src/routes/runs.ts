@@ -2,8 +2,18 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
 import {
-  EnvironmentCheckSchema, HeartbeatRunSchema, RunBody, RunListQuery, RunParams, RunReportBody, RuntimeStateSchema, TouchedIssue, WakeBody, presentRun,
-  presentRuntimeState, presentTouched,
+  EnvironmentCheckSchema,
+  HeartbeatRunSchema,
+  RunBody,
+  RunListQuery,
+  RunParams,
+  RunReportBody,
+  RuntimeStateSchema,
+  TouchedIssue,
+  WakeBody,
+  presentRun,
+  presentRuntimeState,
+  presentTouched,
 } from '../schemas/runs.js'
 import type { HeartbeatRunStatus } from '../records.js'
 import { isPrivileged } from '../services/foundation/actor.js'

@@ -2,8 +2,15 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
 import {
-  AggregateHealthSchema, CreateProviderConfigBody, DiscoveryPreviewBody, DiscoveryPreviewSchema, ProviderConfigSchema, ProviderHealthSchema,
-  SupportedProvidersSchema, UpdateProviderConfigBody, presentProviderConfig,
+  AggregateHealthSchema,
+  CreateProviderConfigBody,
+  DiscoveryPreviewBody,
+  DiscoveryPreviewSchema,
+  ProviderConfigSchema,
+  ProviderHealthSchema,
+  SupportedProvidersSchema,
+  UpdateProviderConfigBody,
+  presentProviderConfig,
 } from '../schemas/secrets.js'
 
 const ProviderConfigList = Type.Object({ providerConfigs: Type.Array(ProviderConfigSchema) })
@@ -20,9 +27,7 @@ export const secretProviderRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }))
 
   const providersHealth = { tags, params: SquadParams, response: { 200: AggregateHealthSchema, ...errors } } as const
-  app.get('/api/squads/:squadId/secret-providers/health', { schema: providersHealth }, async (req) =>
-    secretProviders.aggregateHealth(req.actor, req.params.squadId),
-  )
+  app.get('/api/squads/:squadId/secret-providers/health', { schema: providersHealth }, async (req) => secretProviders.aggregateHealth(req.actor, req.params.squadId))
 
   const listConfigs = { tags, params: SquadParams, response: { 200: ProviderConfigList, ...errors } } as const
   app.get('/api/squads/:squadId/secret-provider-configs', { schema: listConfigs }, async (req) => ({
@@ -41,9 +46,7 @@ export const secretProviderRoutes: FastifyPluginAsyncTypebox = async (app) => {
     body: DiscoveryPreviewBody,
     response: { 200: DiscoveryPreviewSchema, ...errors },
   } as const
-  app.post('/api/squads/:squadId/secret-provider-configs/discovery/preview', { schema: previewDiscovery }, async (req) =>
-    secretProviders.discoveryPreview(req.actor, req.params.squadId, req.body),
-  )
+  app.post('/api/squads/:squadId/secret-provider-configs/discovery/preview', { schema: previewDiscovery }, async (req) => secretProviders.discoveryPreview(req.actor, req.params.squadId, req.body))
 
   const getConfig = { tags, params: IdParams, response: { 200: one, ...errors } } as const
   app.get('/api/secret-provider-configs/:id', { schema: getConfig }, async (req) => ({
@@ -67,7 +70,5 @@ export const secretProviderRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }))
 
   const configHealth = { tags, params: IdParams, response: { 200: ProviderHealthSchema, ...errors } } as const
-  app.post('/api/secret-provider-configs/:id/health', { schema: configHealth }, async (req) =>
-    secretProviders.health(req.actor, req.params.id),
-  )
+  app.post('/api/secret-provider-configs/:id/health', { schema: configHealth }, async (req) => secretProviders.health(req.actor, req.params.id))
 }

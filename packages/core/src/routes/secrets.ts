@@ -2,8 +2,19 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
 import {
-  AccessEventsQuery, CreateSecretBody, RemoteImportBody, RemoteImportPreviewBody, RemoteImportPreviewSchema, RemoteImportSchema,
-  RotateSecretBody, SecretAccessEventSchema, SecretSchema, SecretUsageSchema, UpdateSecretBody, presentAccessEvent, presentSecret,
+  AccessEventsQuery,
+  CreateSecretBody,
+  RemoteImportBody,
+  RemoteImportPreviewBody,
+  RemoteImportPreviewSchema,
+  RemoteImportSchema,
+  RotateSecretBody,
+  SecretAccessEventSchema,
+  SecretSchema,
+  SecretUsageSchema,
+  UpdateSecretBody,
+  presentAccessEvent,
+  presentSecret,
 } from '../schemas/secrets.js'
 
 const SecretList = Type.Object({ secrets: Type.Array(SecretSchema) })
@@ -32,9 +43,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
     body: RemoteImportPreviewBody,
     response: { 200: RemoteImportPreviewSchema, ...errors },
   } as const
-  app.post('/api/squads/:squadId/secrets/remote-import/preview', { schema: previewRemoteImport }, async (req) =>
-    secrets.remoteImportPreview(req.actor, req.params.squadId, req.body),
-  )
+  app.post('/api/squads/:squadId/secrets/remote-import/preview', { schema: previewRemoteImport }, async (req) => secrets.remoteImportPreview(req.actor, req.params.squadId, req.body))
 
   const remoteImport = {
     tags,
@@ -42,9 +51,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
     body: RemoteImportBody,
     response: { 200: RemoteImportSchema, ...errors },
   } as const
-  app.post('/api/squads/:squadId/secrets/remote-import', { schema: remoteImport }, async (req) =>
-    secrets.remoteImport(req.actor, req.params.squadId, req.body),
-  )
+  app.post('/api/squads/:squadId/secrets/remote-import', { schema: remoteImport }, async (req) => secrets.remoteImport(req.actor, req.params.squadId, req.body))
 
   const getSecret = { tags, params: IdParams, response: { 200: one, ...errors } } as const
   app.get('/api/secrets/:id', { schema: getSecret }, async (req) => ({

@@ -1,9 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Ok, SquadParams, errors } from '../schemas/common.js'
-import {
-  CreateSkillBody, ImportSkillBody, SkillIdParams, SkillSchema, SkillSummarySchema, UpdateSkillBody, presentSkill, presentSkillSummary,
-} from '../schemas/skills.js'
+import { CreateSkillBody, ImportSkillBody, SkillIdParams, SkillSchema, SkillSummarySchema, UpdateSkillBody, presentSkill, presentSkillSummary } from '../schemas/skills.js'
 
 const SkillSummaryList = Type.Object({ skills: Type.Array(SkillSummarySchema) })
 

@@ -27,10 +27,13 @@ export const presentAgentPeer = (a: Agent) => ({ id: a.id, squadId: a.squadId, n
 export const AgentListItem = Type.Object(Type.Pick(AgentRecord, ['id', 'name', 'role', 'title', 'status', 'reportsToAgentId']).properties, { $id: 'AgentSummary', title: 'AgentSummary' })
 
 export const ChainLink = Type.Object(Type.Pick(AgentRecord, ['id', 'name', 'role']).properties, { $id: 'ChainLink', title: 'ChainLink' })
-export const AgentMe = Type.Object({
-  ...Type.Pick(AgentRecord, ['id', 'name', 'role', 'title', 'squadId', 'status']).properties,
-  chainOfCommand: Type.Array(ChainLink),
-}, { $id: 'AgentMe', title: 'AgentMe' })
+export const AgentMe = Type.Object(
+  {
+    ...Type.Pick(AgentRecord, ['id', 'name', 'role', 'title', 'squadId', 'status']).properties,
+    chainOfCommand: Type.Array(ChainLink),
+  },
+  { $id: 'AgentMe', title: 'AgentMe' },
+)
 
 /** The adapter's settings (docs/heartbeats.md: adapterConfig); checked by the service and the adapter's validateConfig. */
 export const AdapterConfig = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 100 })
@@ -65,10 +68,7 @@ export const PermissionsBody = Type.Record(Type.String({ maxLength: 100 }), Type
 export const InstructionsPathBody = Type.Object({ instructionsPath: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false })
 
 export const KeySchema = Type.Object(Type.Pick(ApiKeyRecord, ['id', 'name', 'createdAt', 'expiresAt']).properties, { $id: 'ApiKey', title: 'ApiKey' })
-export const CreateKeyBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 200 }), expiresAt: Type.Optional(Type.String({ format: 'date-time' })) },
-  { additionalProperties: false },
-)
+export const CreateKeyBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), expiresAt: Type.Optional(Type.String({ format: 'date-time' })) }, { additionalProperties: false })
 
 /**
  * The agent as a response shows it; `adapterConfig` only with `withConfig` (an Operator asking).

@@ -58,10 +58,7 @@ export const ApprovalListQuery = Type.Object({
 export const HireAccepted = Type.Object({ approvalId: Uuid, status: ApprovalStatus, approval: ApprovalSchema })
 
 // The author type is documented as a plain string, as it always was.
-export const ApprovalCommentSchema = Type.Object(
-  { ...Type.Omit(ApprovalCommentRecord, ['squadId']).properties, authorType: Type.String() },
-  { $id: 'ApprovalComment', title: 'ApprovalComment' },
-)
+export const ApprovalCommentSchema = Type.Object({ ...Type.Omit(ApprovalCommentRecord, ['squadId']).properties, authorType: Type.String() }, { $id: 'ApprovalComment', title: 'ApprovalComment' })
 export const CreateApprovalCommentBody = Type.Object({ body: Type.String({ minLength: 1, maxLength: 50_000 }) }, { additionalProperties: false })
 
 /**

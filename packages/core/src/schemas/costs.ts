@@ -44,96 +44,120 @@ const totals = {
   unpricedTokens: Type.Integer(),
 }
 
-export const CostSummarySchema = Type.Object({
-  totalCents: Type.Integer(),
-  ...totals,
-  period: Type.Literal('mtd'),
-  month: Type.String(),
-  periodStart: Timestamp,
-  periodEnd: Timestamp,
-}, { $id: 'CostSummary', title: 'CostSummary' })
+export const CostSummarySchema = Type.Object(
+  {
+    totalCents: Type.Integer(),
+    ...totals,
+    period: Type.Literal('mtd'),
+    month: Type.String(),
+    periodStart: Timestamp,
+    periodEnd: Timestamp,
+  },
+  { $id: 'CostSummary', title: 'CostSummary' },
+)
 export const AgentCostRow = Type.Object({ agentId: Uuid, name: Nullable(Type.String()), ...totals }, { $id: 'AgentCostRow', title: 'AgentCostRow' })
 export const ProviderCostRow = Type.Object({ provider: Type.String(), ...totals }, { $id: 'ProviderCostRow', title: 'ProviderCostRow' })
-export const SpendWindowSchema = Type.Object({
-  window: Type.String(),
-  hours: Type.Integer(),
-  startsAt: Timestamp,
-  endsAt: Timestamp,
-  ...totals,
-  providers: Type.Array(ProviderCostRow),
-}, { $id: 'SpendWindow', title: 'SpendWindow' })
-export const IssueCostSummary = Type.Object({ issueId: Uuid, identifier: Type.String(), totalCents: Type.Integer(), ...totals, period: Type.Literal('all') }, { $id: 'IssueCostSummary', title: 'IssueCostSummary' })
+export const SpendWindowSchema = Type.Object(
+  {
+    window: Type.String(),
+    hours: Type.Integer(),
+    startsAt: Timestamp,
+    endsAt: Timestamp,
+    ...totals,
+    providers: Type.Array(ProviderCostRow),
+  },
+  { $id: 'SpendWindow', title: 'SpendWindow' },
+)
+export const IssueCostSummary = Type.Object(
+  { issueId: Uuid, identifier: Type.String(), totalCents: Type.Integer(), ...totals, period: Type.Literal('all') },
+  { $id: 'IssueCostSummary', title: 'IssueCostSummary' },
+)
 
 // Budgets ----------------------------------------------------------------------------------------
 
-export const SquadBudgetBody = Type.Object(
-  { budgetMonthlyCents: Limit, budgetHardStop: Type.Optional(Type.Boolean()), budgetMonthlyTokens: Type.Optional(Limit) },
-  { additionalProperties: false },
-)
+export const SquadBudgetBody = Type.Object({ budgetMonthlyCents: Limit, budgetHardStop: Type.Optional(Type.Boolean()), budgetMonthlyTokens: Type.Optional(Limit) }, { additionalProperties: false })
 export const AgentBudgetBody = Type.Object({ budgetMonthlyCents: Limit, budgetMonthlyTokens: Type.Optional(Limit) }, { additionalProperties: false })
 
-export const SquadBudgetSchema = Type.Object({
-  budgetMonthlyCents: Nullable(Type.Integer()),
-  spentMonthlyCents: Type.Integer(),
-  percentUsed: Type.Number(),
-  budgetHardStop: Type.Boolean(),
-  budgetMonthlyTokens: Nullable(Type.Integer()),
-  spentMonthlyTokens: Type.Integer(),
-  tokenPercentUsed: Type.Number(),
-}, { $id: 'SquadBudget', title: 'SquadBudget' })
-export const AgentBudgetSchema = Type.Object({
-  agentId: Uuid,
-  name: Type.String(),
-  status: Type.String(),
-  pauseReason: Nullable(Type.String()),
-  budgetMonthlyCents: Nullable(Type.Integer()),
-  spentMonthlyCents: Type.Integer(),
-  percentUsed: Type.Number(),
-  budgetMonthlyTokens: Nullable(Type.Integer()),
-  spentMonthlyTokens: Type.Integer(),
-  tokenPercentUsed: Type.Number(),
-}, { $id: 'AgentBudget', title: 'AgentBudget' })
-export const ProjectBudgetSchema = Type.Object({
-  projectId: Uuid,
-  name: Type.String(),
-  budgetCents: Nullable(Type.Integer()),
-  spentCents: Type.Integer(),
-  percentUsed: Type.Number(),
-  pausedAt: Nullable(Timestamp),
-  pauseReason: Nullable(Type.String()),
-}, { $id: 'ProjectBudget', title: 'ProjectBudget' })
+export const SquadBudgetSchema = Type.Object(
+  {
+    budgetMonthlyCents: Nullable(Type.Integer()),
+    spentMonthlyCents: Type.Integer(),
+    percentUsed: Type.Number(),
+    budgetHardStop: Type.Boolean(),
+    budgetMonthlyTokens: Nullable(Type.Integer()),
+    spentMonthlyTokens: Type.Integer(),
+    tokenPercentUsed: Type.Number(),
+  },
+  { $id: 'SquadBudget', title: 'SquadBudget' },
+)
+export const AgentBudgetSchema = Type.Object(
+  {
+    agentId: Uuid,
+    name: Type.String(),
+    status: Type.String(),
+    pauseReason: Nullable(Type.String()),
+    budgetMonthlyCents: Nullable(Type.Integer()),
+    spentMonthlyCents: Type.Integer(),
+    percentUsed: Type.Number(),
+    budgetMonthlyTokens: Nullable(Type.Integer()),
+    spentMonthlyTokens: Type.Integer(),
+    tokenPercentUsed: Type.Number(),
+  },
+  { $id: 'AgentBudget', title: 'AgentBudget' },
+)
+export const ProjectBudgetSchema = Type.Object(
+  {
+    projectId: Uuid,
+    name: Type.String(),
+    budgetCents: Nullable(Type.Integer()),
+    spentCents: Type.Integer(),
+    percentUsed: Type.Number(),
+    pausedAt: Nullable(Timestamp),
+    pauseReason: Nullable(Type.String()),
+  },
+  { $id: 'ProjectBudget', title: 'ProjectBudget' },
+)
 // Scope type, metric and level are documented as plain strings, as they always were.
-export const IncidentSchema = Type.Object({
-  ...Type.Pick(BudgetIncidentRecord, ['id', 'scopeType', 'scopeId', 'metric', 'level', 'period', 'limitAmount', 'observedAmount', 'createdAt']).properties,
-  scopeType: Type.String(),
-  metric: Type.String(),
-  level: Type.String(),
-}, { $id: 'BudgetIncident', title: 'BudgetIncident' })
-export const BudgetOverviewSchema = Type.Object({
-  squadId: Uuid,
-  period: Type.String(),
-  periodStart: Timestamp,
-  periodEnd: Timestamp,
-  squad: SquadBudgetSchema,
-  agents: Type.Array(AgentBudgetSchema),
-  projects: Type.Array(ProjectBudgetSchema),
-  incidents: Type.Array(IncidentSchema),
-}, { $id: 'BudgetOverview', title: 'BudgetOverview' })
-export const QuotaWindowSchema = Type.Object({
-  scopeType: Type.String(),
-  scopeId: Uuid,
-  scopeName: Type.String(),
-  metric: Type.String(),
-  window: Type.String(),
-  startsAt: Nullable(Timestamp),
-  resetsAt: Nullable(Timestamp),
-  limit: Type.Integer(),
-  used: Type.Integer(),
-  remaining: Type.Integer(),
-  percentUsed: Type.Number(),
-  status: Type.String(),
-  hardStop: Type.Boolean(),
-}, { $id: 'QuotaWindow', title: 'QuotaWindow' })
+export const IncidentSchema = Type.Object(
+  {
+    ...Type.Pick(BudgetIncidentRecord, ['id', 'scopeType', 'scopeId', 'metric', 'level', 'period', 'limitAmount', 'observedAmount', 'createdAt']).properties,
+    scopeType: Type.String(),
+    metric: Type.String(),
+    level: Type.String(),
+  },
+  { $id: 'BudgetIncident', title: 'BudgetIncident' },
+)
+export const BudgetOverviewSchema = Type.Object(
+  {
+    squadId: Uuid,
+    period: Type.String(),
+    periodStart: Timestamp,
+    periodEnd: Timestamp,
+    squad: SquadBudgetSchema,
+    agents: Type.Array(AgentBudgetSchema),
+    projects: Type.Array(ProjectBudgetSchema),
+    incidents: Type.Array(IncidentSchema),
+  },
+  { $id: 'BudgetOverview', title: 'BudgetOverview' },
+)
+export const QuotaWindowSchema = Type.Object(
+  {
+    scopeType: Type.String(),
+    scopeId: Uuid,
+    scopeName: Type.String(),
+    metric: Type.String(),
+    window: Type.String(),
+    startsAt: Nullable(Timestamp),
+    resetsAt: Nullable(Timestamp),
+    limit: Type.Integer(),
+    used: Type.Integer(),
+    remaining: Type.Integer(),
+    percentUsed: Type.Number(),
+    status: Type.String(),
+    hardStop: Type.Boolean(),
+  },
+  { $id: 'QuotaWindow', title: 'QuotaWindow' },
+)
 
 export const presentCostEvent = (e: CostEvent): Static<typeof CostEventSchema> => ({ ...e, occurredAt: iso(e.occurredAt), createdAt: iso(e.createdAt) })
 export const presentCostSummary = (s: CostSummary) => ({ ...s, periodStart: iso(s.periodStart), periodEnd: iso(s.periodEnd) })

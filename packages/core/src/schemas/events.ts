@@ -4,9 +4,7 @@ import { Nullable, Timestamp } from './common.js'
 
 const eventPattern = `(${squadEventTypes.map((t) => t.replace('.', '\\.')).join('|')}|(issue|approval|run|cost|agent|budget|routine)\\.\\*)`
 export const EventsQuery = Type.Object({
-  types: Type.Optional(
-    Type.String({ pattern: `^${eventPattern}(,${eventPattern})*$`, maxLength: 500, description: 'Comma-separated event types or `area.*`, e.g. `issue.*,run.finished`.' }),
-  ),
+  types: Type.Optional(Type.String({ pattern: `^${eventPattern}(,${eventPattern})*$`, maxLength: 500, description: 'Comma-separated event types or `area.*`, e.g. `issue.*,run.finished`.' })),
   issueId: Type.Optional(Type.String({ maxLength: 200, description: 'Only events of this issue (its own, and runs, comments and costs of it).' })),
   agentId: Type.Optional(Type.String({ maxLength: 200, description: 'Only events of this agent.' })),
   lastEventId: Type.Optional(Type.String({ maxLength: 200, description: 'Resume after this event, for clients that cannot send the Last-Event-ID header.' })),
@@ -44,13 +42,21 @@ const envelope = {
 const O = Type.Optional
 const S = Type.String()
 const N = Type.Number()
-const details = (name: string, fields: Record<string, ReturnType<typeof O>>) =>
-  Type.Object(fields, { additionalProperties: true, description: `What changed (the activity entry's details). ${name}` })
+const details = (name: string, fields: Record<string, ReturnType<typeof O>>) => Type.Object(fields, { additionalProperties: true, description: `What changed (the activity entry's details). ${name}` })
 const issueDetails = { identifier: O(S) }
 const budgetDetails = details('A budget threshold crossed.', {
-  incidentId: O(S), scopeType: O(S), scopeId: O(S), scopeName: O(S), metric: O(S), level: O(S), thresholdPercent: O(N), limit: O(N), observed: O(N), period: O(S),
+  incidentId: O(S),
+  scopeType: O(S),
+  scopeId: O(S),
+  scopeName: O(S),
+  metric: O(S),
+  level: O(S),
+  thresholdPercent: O(N),
+  limit: O(N),
+  observed: O(N),
+  period: O(S),
 })
-const runDetails = details('The run\'s reason, and its issue.', { reason: O(S), issueId: O(S), liveness: O(S), exitCode: O(N) })
+const runDetails = details("The run's reason, and its issue.", { reason: O(S), issueId: O(S), liveness: O(S), exitCode: O(N) })
 const dataOf: Record<(typeof squadEventTypes)[number], ReturnType<typeof Type.Object>> = {
   'issue.created': details('', { ...issueDetails, status: O(S), priority: O(S) }),
   'issue.updated': details('For an update: the changed field names, and the status change.', { ...issueDetails, fields: O(S), from: O(S), to: O(S), commentId: O(S) }),
@@ -64,7 +70,16 @@ const dataOf: Record<(typeof squadEventTypes)[number], ReturnType<typeof Type.Ob
   'run.output': RunOutputData,
   'run.finished': runDetails,
   'cost.recorded': details('', {
-    provider: O(S), model: O(S), billingType: O(S), costCents: O(Type.Union([N, Type.Null()])), costStatus: O(S), inputTokens: O(N), cachedInputTokens: O(N), outputTokens: O(N), issueId: O(S), identifier: O(S),
+    provider: O(S),
+    model: O(S),
+    billingType: O(S),
+    costCents: O(Type.Union([N, Type.Null()])),
+    costStatus: O(S),
+    inputTokens: O(N),
+    cachedInputTokens: O(N),
+    outputTokens: O(N),
+    issueId: O(S),
+    identifier: O(S),
   }),
   'agent.updated': details('', {}),
   'budget.warning': budgetDetails,

@@ -135,7 +135,12 @@ export type CollisionPolicy = (typeof collisionPolicies)[number]
 export const ImportBody = Type.Object(
   {
     source: Type.String({ minLength: 1, maxLength: 4096, description: 'an absolute or ./-relative path to a bundle file, or owner/repo[@ref]/path on GitHub' }),
-    collision: Type.Optional(Type.Union(collisionPolicies.map((p) => Type.Literal(p)), { default: 'rename' })),
+    collision: Type.Optional(
+      Type.Union(
+        collisionPolicies.map((p) => Type.Literal(p)),
+        { default: 'rename' },
+      ),
+    ),
   },
   { additionalProperties: false },
 )

@@ -83,10 +83,7 @@ export const UpdateIssueBody = Type.Object(
   },
   { additionalProperties: false },
 )
-export const CheckoutBody = Type.Object(
-  { agentId: Uuid, expectedStatuses: Type.Optional(Type.Array(IssueStatus, { minItems: 1, maxItems: 7 })) },
-  { additionalProperties: false },
-)
+export const CheckoutBody = Type.Object({ agentId: Uuid, expectedStatuses: Type.Optional(Type.Array(IssueStatus, { minItems: 1, maxItems: 7 })) }, { additionalProperties: false })
 
 // The API has always documented actor types as plain strings (comments, interactions, activity).
 export const CommentSchema = Type.Object({ ...Type.Omit(CommentRecord, ['squadId']).properties, authorType: Type.String() }, { $id: 'Comment', title: 'Comment' })
@@ -95,10 +92,7 @@ export const CommentsQuery = Type.Object({
   order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
 })
-export const CreateCommentBody = Type.Object(
-  { body: Type.String({ minLength: 1, maxLength: 100_000 }), reopen: Type.Optional(Type.Boolean()) },
-  { additionalProperties: false },
-)
+export const CreateCommentBody = Type.Object({ body: Type.String({ minLength: 1, maxLength: 100_000 }), reopen: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
 export const CommentParams = Type.Object({ id: Type.String({ maxLength: 200 }), commentId: Type.String({ maxLength: 200 }) })
 
 export const DocumentSchema = Type.Object(IssueDocumentRecord.properties, { $id: 'IssueDocument', title: 'IssueDocument' })
@@ -114,10 +108,7 @@ export const PutDocumentBody = Type.Object(
 )
 
 const InteractionKind = InteractionRecord.properties.kind
-export const InteractionSchema = Type.Object(
-  { ...Type.Omit(InteractionRecord, ['squadId']).properties, createdByType: Type.String() },
-  { $id: 'Interaction', title: 'Interaction' },
-)
+export const InteractionSchema = Type.Object({ ...Type.Omit(InteractionRecord, ['squadId']).properties, createdByType: Type.String() }, { $id: 'Interaction', title: 'Interaction' })
 export const CreateInteractionBody = Type.Object(
   {
     kind: InteractionKind,

@@ -9,7 +9,10 @@ const BudgetCents = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_0
 
 export const ProjectSchema = Type.Object(ProjectRecord.properties, { $id: 'Project', title: 'Project' })
 
-export const ProjectListItem = Type.Object(Type.Pick(ProjectRecord, ['id', 'name', 'status', 'pausedAt', 'pauseReason', 'goalId', 'budgetCents']).properties, { $id: 'ProjectSummary', title: 'ProjectSummary' })
+export const ProjectListItem = Type.Object(Type.Pick(ProjectRecord, ['id', 'name', 'status', 'pausedAt', 'pauseReason', 'goalId', 'budgetCents']).properties, {
+  $id: 'ProjectSummary',
+  title: 'ProjectSummary',
+})
 
 export const CreateProjectBody = Type.Object(
   {

@@ -65,18 +65,24 @@ export const RunReportBody = Type.Object(
   { additionalProperties: false },
 )
 
-export const TouchedIssue = Type.Object({ id: Uuid, identifier: Type.String(), title: Type.String(), status: Type.String(), priority: Type.String(), assigneeAgentId: Nullable(Uuid) }, { $id: 'TouchedIssue', title: 'TouchedIssue' })
+export const TouchedIssue = Type.Object(
+  { id: Uuid, identifier: Type.String(), title: Type.String(), status: Type.String(), priority: Type.String(), assigneeAgentId: Nullable(Uuid) },
+  { $id: 'TouchedIssue', title: 'TouchedIssue' },
+)
 
-export const RuntimeStateSchema = Type.Object({
-  agentId: Uuid,
-  status: Type.String(),
-  pauseReason: Nullable(Type.String()),
-  state: Type.Record(Type.String(), Type.Unknown()),
-  updatedAt: Timestamp,
-  runningRuns: Type.Array(HeartbeatRunSchema),
-  queuedRuns: Type.Integer(),
-  lastRun: Nullable(HeartbeatRunSchema),
-}, { $id: 'AgentRuntimeState', title: 'AgentRuntimeState' })
+export const RuntimeStateSchema = Type.Object(
+  {
+    agentId: Uuid,
+    status: Type.String(),
+    pauseReason: Nullable(Type.String()),
+    state: Type.Record(Type.String(), Type.Unknown()),
+    updatedAt: Timestamp,
+    runningRuns: Type.Array(HeartbeatRunSchema),
+    queuedRuns: Type.Integer(),
+    lastRun: Nullable(HeartbeatRunSchema),
+  },
+  { $id: 'AgentRuntimeState', title: 'AgentRuntimeState' },
+)
 
 export const EnvironmentCheckSchema = Type.Object({
   adapterType: Type.String(),

@@ -76,11 +76,14 @@ const Binding = Type.Object({
   configPath: Type.String(),
   version: Type.Union([Type.Literal('latest'), Type.Integer()]),
 })
-export const SecretUsageSchema = Type.Object({
-  secretId: Uuid,
-  bindings: Type.Array(Binding),
-  consumers: Type.Array(Type.Object({ type: Type.String(), id: Type.String(), name: Type.String() })),
-}, { $id: 'SecretUsage', title: 'SecretUsage' })
+export const SecretUsageSchema = Type.Object(
+  {
+    secretId: Uuid,
+    bindings: Type.Array(Binding),
+    consumers: Type.Array(Type.Object({ type: Type.String(), id: Type.String(), name: Type.String() })),
+  },
+  { $id: 'SecretUsage', title: 'SecretUsage' },
+)
 
 export const RemoteImportPreviewBody = Type.Object(
   {
@@ -140,7 +143,7 @@ export const RemoteImportSchema = Type.Object({
 
 // Provider configurations ------------------------------------------------------------------------
 
-const Config = Type.Record(Type.String(), Type.Unknown(), { description: 'non-sensitive settings only; keys limited to the provider\'s configKeys' })
+const Config = Type.Record(Type.String(), Type.Unknown(), { description: "non-sensitive settings only; keys limited to the provider's configKeys" })
 
 export const CreateProviderConfigBody = Type.Object(
   { provider: ProviderType, name: Type.Optional(Name), config: Type.Optional(Config), isDefault: Type.Optional(Type.Boolean()) },

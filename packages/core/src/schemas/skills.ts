@@ -70,10 +70,7 @@ const summaryFields = {
 }
 
 export const SkillSummarySchema = Type.Object(summaryFields, { $id: 'SkillSummary', title: 'SkillSummary' })
-export const SkillSchema = Type.Object(
-  { ...summaryFields, markdown: SquadSkillRecord.properties.markdown, files: Type.Array(SkillFileSchema) },
-  { $id: 'Skill', title: 'Skill' },
-)
+export const SkillSchema = Type.Object({ ...summaryFields, markdown: SquadSkillRecord.properties.markdown, files: Type.Array(SkillFileSchema) }, { $id: 'Skill', title: 'Skill' })
 
 /** A skill of the pulled tower catalog, without content (for the tower controls). */
 export const CatalogSkillSchema = Type.Object(Type.Omit(CatalogSkillRecord, ['markdown', 'files', 'storedAt']).properties, { $id: 'CatalogSkill', title: 'CatalogSkill' })

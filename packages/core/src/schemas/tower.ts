@@ -26,9 +26,7 @@ const Rejection = Type.Object({
 
 export const TowerStatusSchema = Type.Object(
   {
-    state: Type.Union(
-      ['disabled', 'disconnected', 'enrolling', 'pending', 'connected', 'unreachable', 'rejected', 'revoked', 'protocol_unsupported'].map((s) => Type.Literal(s)),
-    ),
+    state: Type.Union(['disabled', 'disconnected', 'enrolling', 'pending', 'connected', 'unreachable', 'rejected', 'revoked', 'protocol_unsupported'].map((s) => Type.Literal(s))),
     mode: Nullable(Mode),
     towerUrl: Nullable(Type.String()),
     enrollmentState: Nullable(Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('rejected'), Type.Literal('revoked')])),

@@ -81,7 +81,10 @@ export function createServices(ctx: ServiceContext, options: CreateServicesOptio
   // The tower client pulls the skill catalog into the skill service's store.
   tower.useSkills(skills)
   const providerTimeoutMs = options.secretProviderTimeoutMs ?? defaultProviderTimeoutMs
-  const secretRegistry = new SecretProviderRegistry(localEncryptedProvider(() => ctx.masterKey), options.secretProviders)
+  const secretRegistry = new SecretProviderRegistry(
+    localEncryptedProvider(() => ctx.masterKey),
+    options.secretProviders,
+  )
   const secretProviders = new SecretProviderConfigService(ctx, squads, secretRegistry, providerTimeoutMs)
   const costs = new CostService(ctx, squads, issues, budgets)
   const engine = new RunEngine(ctx, issues, costs, options.runs ?? {}, options.node ?? { nodeId: 'node-local', watchMs: 20_000 })

@@ -90,8 +90,7 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
   const success = accepts ? 'accepted' : 'succeeded'
   const probe = await startProbe()
   t.teardown(() => probe.close())
-  const [typeCheck, succeedCheck, failureCheck, envCheck, timeoutCheck, abortCheck, outputCheck, validateCheck, closeCheck, defaultsValidCheck, defaultsSeenCheck] =
-    adapterContractChecks
+  const [typeCheck, succeedCheck, failureCheck, envCheck, timeoutCheck, abortCheck, outputCheck, validateCheck, closeCheck, defaultsValidCheck, defaultsSeenCheck] = adapterContractChecks
 
   /** One wake of a scenario on a fresh adapter (or the one given), with a fresh run on the probe. */
   const wake = async (t: ContractTest, scenario: AdapterScenario, adapter: AgentAdapter, overrides: Partial<AdapterWakeInput> = {}) => {
@@ -168,12 +167,16 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
     const reported = await within(slackMs, w.run.env)
     t.ok('value' in reported, 'the agent reported its environment to SVC_API_URL')
     const seen = 'value' in reported ? reported.value : {}
-    const wrong = Object.entries(w.input.env).filter(([k, v]) => seen[k] !== v).map(([k]) => k)
+    const wrong = Object.entries(w.input.env)
+      .filter(([k, v]) => seen[k] !== v)
+      .map(([k]) => k)
     t.same(wrong, [], 'every variable of input.env arrives with its exact value')
     const leakedNames = serverSecrets.filter((name) => name in seen)
     t.same(leakedNames, [], "none of the server's variables reaches the agent")
     const values = Object.values(planted)
-    const leakedValues = Object.entries(seen).filter(([, v]) => values.includes(v)).map(([k]) => k)
+    const leakedValues = Object.entries(seen)
+      .filter(([, v]) => values.includes(v))
+      .map(([k]) => k)
     t.same(leakedValues, [], "no server secret's value reaches the agent under any name")
   })
 
@@ -250,10 +253,7 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
     for (const config of invalid) {
       const details = adapterConfigProblems(adapter, config)
       t.ok(Array.isArray(details) && details.length > 0, `${JSON.stringify(config)} is refused`)
-      t.ok(
-        Array.isArray(details) && details.every((d) => typeof d.path === 'string' && typeof d.message === 'string' && d.message.length > 0),
-        'each detail has a path and a message',
-      )
+      t.ok(Array.isArray(details) && details.every((d) => typeof d.path === 'string' && typeof d.message === 'string' && d.message.length > 0), 'each detail has a path and a message')
     }
   })
 
@@ -281,7 +281,10 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
     const defaults = schemaDefaults(schema)
     for (const d of defaults) t.ok(Value.Check(d.schema, d.value), `the default of ${d.path} (${JSON.stringify(d.value)}) fits its own schema`)
     // A written config may leave every defaulted key out: the one the adapter then runs is built from the defaults.
-    const config = withoutKeys(await options.configFor({ kind: 'succeed' }), defaults.map((d) => d.path))
+    const config = withoutKeys(
+      await options.configFor({ kind: 'succeed' }),
+      defaults.map((d) => d.path),
+    )
     t.same(adapterConfigProblems(adapter, config), [], 'the succeed config with its defaulted keys left out is valid as written')
     const built = applyConfigDefaults(schema, config)
     t.same(defaultedConfigProblems(schema, config), [], `with the defaults applied it still fits the schema (built: ${JSON.stringify(built)})`)
@@ -298,7 +301,12 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
     const defaults = schemaDefaults(schema)
     // The config as stored, without the keys whose value is their default: wake must fill them in from the schema.
     const stored = await options.configFor({ kind: 'succeed' })
-    const omitted = defaults.filter((d) => { const v = valueAt(stored, d.path); return v === undefined || Value.Equal(v, d.value) }).map((d) => d.path)
+    const omitted = defaults
+      .filter((d) => {
+        const v = valueAt(stored, d.path)
+        return v === undefined || Value.Equal(v, d.value)
+      })
+      .map((d) => d.path)
     const missed = new Set<string>()
     const config = watchMissing(withoutKeys(stored, omitted), new Set(omitted), '', missed)
     const w = await wake(t, { kind: 'succeed' }, adapter, { config })

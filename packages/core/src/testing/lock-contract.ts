@@ -60,22 +60,14 @@ const promptlyMs = 3_000
  * `extendsWhileRunning`, its holder) by long; and that a caller who cannot get the lock in time
  * gets `LockUnavailableError`.
  */
-export async function lockContract(
-  t: ContractTest,
-  makeLocks: MakeLocks,
-  options: LockContractOptions = {},
-): Promise<void> {
+export async function lockContract(t: ContractTest, makeLocks: MakeLocks, options: LockContractOptions = {}): Promise<void> {
   const shared = options.sharedAcrossInstances ?? false
   const extendsWhileRunning = options.extendsWhileRunning ?? false
   const ttlMs = options.ttlMs ?? 400
   const concurrency = options.concurrency ?? 25
   const notShared = shared ? false : 'the provider is not shared across instances (sharedAcrossInstances: false)'
-  const extending = extendsWhileRunning
-    ? 'the provider extends a lock while its holder runs (extendsWhileRunning: true)'
-    : false
-  const notExtending = extendsWhileRunning
-    ? false
-    : 'the provider lets a lock expire while its holder runs (extendsWhileRunning: false)'
+  const extending = extendsWhileRunning ? 'the provider extends a lock while its holder runs (extendsWhileRunning: true)' : false
+  const notExtending = extendsWhileRunning ? false : 'the provider lets a lock expire while its holder runs (extendsWhileRunning: false)'
 
   await t.test('one key admits one holder at a time', {}, async (t) => {
     const locks = await providers(t, makeLocks)
@@ -168,10 +160,7 @@ export async function lockContract(
     const gotIn = await within(ttlMs + promptlyMs, waiterIn.promise)
     t.ok('value' in gotIn, "a waiter gets the lock once the stuck holder's ttl has passed")
     const waitedMs = waiterInAt - takenAt
-    t.ok(
-      waiterInAt > 0 && waitedMs >= ttlMs * 0.9,
-      `and not before the ttl (${waiterInAt ? waitedMs : '∞'} ms of ${ttlMs})`,
-    )
+    t.ok(waiterInAt > 0 && waitedMs >= ttlMs * 0.9, `and not before the ttl (${waiterInAt ? waitedMs : '∞'} ms of ${ttlMs})`)
 
     stuck.open()
     t.same(await settle(holder), { value: 'late' }, "the expired holder still gets its fn's result")
@@ -270,10 +259,7 @@ export async function lockContract(
     )
     const waitedMs = Date.now() - startedAt
     const error = 'value' in outcome && 'error' in outcome.value ? outcome.value.error : undefined
-    t.ok(
-      error instanceof LockUnavailableError,
-      `the waiter is refused with LockUnavailableError (got ${describe(outcome)})`,
-    )
+    t.ok(error instanceof LockUnavailableError, `the waiter is refused with LockUnavailableError (got ${describe(outcome)})`)
     t.equal(ran, false, 'and its fn never runs')
     t.ok(waitedMs >= acquireTimeoutMs * 0.9, `not before acquireTimeoutMs (${waitedMs} ms of ${acquireTimeoutMs})`)
 

@@ -24,8 +24,7 @@ export interface NodeTestContext {
  */
 export function nodeTestContract(t: NodeTestContext): ContractTest {
   return {
-    test: (name: string, options: ContractTestOptions, fn: (t: ContractTest) => Promise<void>) =>
-      t.test(name, { skip: options.skip || false }, (sub) => fn(nodeTestContract(sub))),
+    test: (name: string, options: ContractTestOptions, fn: (t: ContractTest) => Promise<void>) => t.test(name, { skip: options.skip || false }, (sub) => fn(nodeTestContract(sub))),
     ok: (value, ...message) => assert.ok(value, message[0]),
     equal: (found, wanted, ...message) => assert.equal(found, wanted, message[0]),
     same: (found, wanted, ...message) => assert.deepStrictEqual(found, wanted, message[0]),

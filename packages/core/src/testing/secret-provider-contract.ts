@@ -98,11 +98,7 @@ const isSensitive = (key: string) => sensitive.test(key.toLowerCase().replace(/[
  * - `concurrent stores give distinct refs`: stores of several secrets running at once each get
  *   their own ref and keep their own value.
  */
-export async function secretProviderContract(
-  t: ContractTest,
-  makeProvider: MakeSecretProvider,
-  options: SecretProviderContractOptions = {},
-): Promise<void> {
+export async function secretProviderContract(t: ContractTest, makeProvider: MakeSecretProvider, options: SecretProviderContractOptions = {}): Promise<void> {
   const config = options.config ?? {}
   const callTimeoutMs = options.callTimeoutMs ?? 20_000
   const concurrency = options.concurrency ?? 10
@@ -137,12 +133,15 @@ export async function secretProviderContract(
     t.ok(typeof type === 'string' && /^[a-z][a-z0-9_]{1,62}$/.test(type), `type is snake_case (got ${inspect(type)})`)
     t.ok(Array.isArray(configKeys), 'configKeys is an array')
     const keys: unknown[] = Array.isArray(configKeys) ? configKeys : []
-    t.ok(keys.every((k) => typeof k === 'string' && /^[A-Za-z][A-Za-z0-9_]*$/.test(k)), `every config key is a plain identifier (got ${inspect(keys)})`)
+    t.ok(
+      keys.every((k) => typeof k === 'string' && /^[A-Za-z][A-Za-z0-9_]*$/.test(k)),
+      `every config key is a plain identifier (got ${inspect(keys)})`,
+    )
     t.equal(new Set(keys).size, keys.length, 'config keys are unique')
     const risky = keys.filter((k) => typeof k === 'string' && isSensitive(k))
-    t.same(risky, [], 'no config key names a credential: credentials come from the provider\'s own chain, never from a config')
+    t.same(risky, [], "no config key names a credential: credentials come from the provider's own chain, never from a config")
     const unknown = Object.keys(config).filter((k) => !keys.includes(k))
-    t.same(unknown, [], 'the kit\'s config uses only declared config keys')
+    t.same(unknown, [], "the kit's config uses only declared config keys")
   })
 
   await check('store then resolve round-trips values', async (t, p) => {
@@ -295,7 +294,10 @@ export async function secretProviderContract(
       t.same(found, ids, 'every stored secret matching the query is listed, its name containing its secretId')
       t.equal(new Set(seen.map((i) => i.externalRef)).size, seen.length, 'no item is listed twice')
       t.ok(!seen.some((item) => item.name.includes(other)), 'a secret that does not match the query is left out')
-      t.ok(seen.every((item) => typeof item.externalRef === 'string' && item.externalRef.length > 0), 'every item has an externalRef')
+      t.ok(
+        seen.every((item) => typeof item.externalRef === 'string' && item.externalRef.length > 0),
+        'every item has an externalRef',
+      )
       const one = seen.find((item) => item.name.includes(ids[0]!))
       if (one) t.equal(await p.resolve(one.externalRef), latest.get(ids[0]!), "an item's externalRef resolves to the secret's latest value")
     },
@@ -307,7 +309,11 @@ export async function secretProviderContract(
     const stored = await Promise.all(jobs)
     t.equal(new Set(stored.map((s) => s.ref)).size, stored.length, `${stored.length} stores at once gave ${stored.length} distinct refs`)
     const back = await Promise.all(stored.map((s) => p.resolve(s)))
-    t.same(back, stored.map((s) => s.value), 'and each ref resolves to its own value')
+    t.same(
+      back,
+      stored.map((s) => s.value),
+      'and each ref resolves to its own value',
+    )
   })
 }
 
@@ -422,8 +428,8 @@ function captureOutput(): { text(): string; stop(): void } {
   return {
     text: () => chunks.join(''),
     stop() {
-      streams.forEach((stream, i) => (stream.write = writes[i]!))
-      methods.forEach((m, i) => (console[m] = originals[i]!))
+      for (const [i, stream] of streams.entries()) stream.write = writes[i]!
+      for (const [i, m] of methods.entries()) console[m] = originals[i]!
     },
   }
 }

@@ -38,13 +38,38 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     })
 
   const squad = async (s: Storage, slug = `s-${uuidv7().slice(-12)}`) =>
-    s.squads.insert({ id: uuidv7(), name: slug, slug, issuePrefix: slug.replace(/[^a-z]/g, '').slice(0, 4).toUpperCase() + uuidv7().slice(-4).replace(/[^a-f]/g, 'x').toUpperCase() })
+    s.squads.insert({
+      id: uuidv7(),
+      name: slug,
+      slug,
+      issuePrefix:
+        slug
+          .replace(/[^a-z]/g, '')
+          .slice(0, 4)
+          .toUpperCase() +
+        uuidv7()
+          .slice(-4)
+          .replace(/[^a-f]/g, 'x')
+          .toUpperCase(),
+    })
   const agent = async (s: Storage, squadId: string, name: string) =>
     s.agents.insert({ id: uuidv7(), squadId, name, role: 'general', title: null, adapterType: 'process', reportsToAgentId: null, prompt: null, desiredSkills: [] })
   const issue = async (s: Storage, squadId: string, n: number) =>
     s.issues.insert({
-      id: uuidv7(), squadId, number: n, identifier: `T${uuidv7().slice(-6)}-${n}`, title: `issue ${n}`, description: null, status: 'todo', priority: 'medium',
-      assigneeAgentId: null, assigneeUserId: null, parentId: null, goalId: null, projectId: null, billingCode: null,
+      id: uuidv7(),
+      squadId,
+      number: n,
+      identifier: `T${uuidv7().slice(-6)}-${n}`,
+      title: `issue ${n}`,
+      description: null,
+      status: 'todo',
+      priority: 'medium',
+      assigneeAgentId: null,
+      assigneeUserId: null,
+      parentId: null,
+      goalId: null,
+      projectId: null,
+      billingCode: null,
     })
 
   kit('migrate is idempotent and safe to repeat', async (t, s) => {
@@ -61,7 +86,9 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     try {
       await s.transaction(async (tx) => {
         await tx.squads.insert({ id, name: 'rollback', slug: `rb-${id.slice(-8)}`, issuePrefix: `RB${id.slice(-2)}`.toUpperCase() })
-        await s.transaction(async (inner) => inner.activity.insert({ id: uuidv7(), squadId: id, actorType: 'system', actorId: 't', action: 'x', entityType: 'squad', entityId: id, agentId: null, runId: null, details: null }))
+        await s.transaction(async (inner) =>
+          inner.activity.insert({ id: uuidv7(), squadId: id, actorType: 'system', actorId: 't', action: 'x', entityType: 'squad', entityId: id, agentId: null, runId: null, details: null }),
+        )
         t.ok(await s.squads.get(id), 'visible inside the transaction through the storage itself')
         throw failure
       })
@@ -96,14 +123,44 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
   kit('issue numbers are reserved atomically', async (t, s) => {
     const a = await squad(s)
     const numbers = await Promise.all(Array.from({ length: 20 }, () => s.transaction((tx) => tx.squads.nextIssueNumber(a.id))))
-    t.same([...numbers].sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i + 1), 'twenty distinct numbers 1..20')
+    t.same(
+      [...numbers].sort((x, y) => x - y),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+      'twenty distinct numbers 1..20',
+    )
   })
 
   kit('insertNumbered numbers and inserts in one step; an archived squad gives no number', async (t, s) => {
     const a = await squad(s)
-    const fields = { title: 'numbered', description: null, status: 'todo' as const, priority: 'high' as const, assigneeAgentId: null, assigneeUserId: null, parentId: null, goalId: null, projectId: null, billingCode: null }
-    const made = (await Promise.all(Array.from({ length: 5 }, () => s.transaction((tx) => tx.issues.insertNumbered([{ id: uuidv7(), squadId: a.id, ...fields }, { id: uuidv7(), squadId: a.id, ...fields }]))))).flat()
-    t.same(made.map((i) => i!.number).sort((x, y) => x - y), Array.from({ length: 10 }, (_, i) => i + 1), 'ten distinct numbers 1..10, two per statement')
+    const fields = {
+      title: 'numbered',
+      description: null,
+      status: 'todo' as const,
+      priority: 'high' as const,
+      assigneeAgentId: null,
+      assigneeUserId: null,
+      parentId: null,
+      goalId: null,
+      projectId: null,
+      billingCode: null,
+    }
+    const made = (
+      await Promise.all(
+        Array.from({ length: 5 }, () =>
+          s.transaction((tx) =>
+            tx.issues.insertNumbered([
+              { id: uuidv7(), squadId: a.id, ...fields },
+              { id: uuidv7(), squadId: a.id, ...fields },
+            ]),
+          ),
+        ),
+      )
+    ).flat()
+    t.same(
+      made.map((i) => i!.number).sort((x, y) => x - y),
+      Array.from({ length: 10 }, (_, i) => i + 1),
+      'ten distinct numbers 1..10, two per statement',
+    )
     const first = made.find((i) => i!.number === 1)!
     t.same([first.squadId, first.identifier, first.title, first.status, first.priority, first.checkoutAgentId], [a.id, `${a.issuePrefix}-1`, 'numbered', 'todo', 'high', null])
     t.ok(first.createdAt instanceof Date && first.updatedAt instanceof Date, 'timestamps come back as dates')
@@ -111,8 +168,18 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal((await s.issues.list({ squadId: a.id, q: `${a.issuePrefix}-1`, limit: 10 })).map((x) => x.id).includes(first.id), true, 'the identifier is searchable')
     await s.squads.update(a.id, { status: 'archived' })
     const other = await squad(s)
-    const mixed = await s.transaction((tx) => tx.issues.insertNumbered([{ id: uuidv7(), squadId: other.id, ...fields }, { id: uuidv7(), squadId: a.id, ...fields }, { id: uuidv7(), squadId: other.id, ...fields }]))
-    t.same(mixed.map((i) => i?.identifier), [`${other.issuePrefix}-1`, undefined, `${other.issuePrefix}-2`], 'in the order given; the archived squad\'s issue is undefined')
+    const mixed = await s.transaction((tx) =>
+      tx.issues.insertNumbered([
+        { id: uuidv7(), squadId: other.id, ...fields },
+        { id: uuidv7(), squadId: a.id, ...fields },
+        { id: uuidv7(), squadId: other.id, ...fields },
+      ]),
+    )
+    t.same(
+      mixed.map((i) => i?.identifier),
+      [`${other.issuePrefix}-1`, undefined, `${other.issuePrefix}-2`],
+      "in the order given; the archived squad's issue is undefined",
+    )
     t.equal(await s.transaction((tx) => tx.squads.nextIssueNumber(a.id)), 11, 'and no number was taken')
   })
 
@@ -155,7 +222,10 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.same(read.map((r) => r.payload.n).slice(0, 2), [1, 2], 'rows of one transaction stay together, in order')
     t.same(read.map((r) => r.payload.n).sort(), [1, 2, 3, 4, 5], 'every committed row, and no rolled-back one')
     const seqs = read.map((r) => BigInt(r.seq))
-    t.ok(seqs.every((x, i) => i === 0 || x > seqs[i - 1]!), 'sequence numbers increase')
+    t.ok(
+      seqs.every((x, i) => i === 0 || x > seqs[i - 1]!),
+      'sequence numbers increase',
+    )
     t.same(await s.outbox.readAfter(read[read.length - 1]!.seq, 100), [], 'nothing after the last')
     t.equal(await s.outbox.countAfter(read[1]!.seq), 3)
   })
@@ -163,8 +233,17 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
   kit('an activity entry and its outbox rows are written together, or not at all', async (t, s) => {
     const a = await squad(s)
     const entry = (action: string) => ({
-      id: uuidv7(), squadId: a.id, actorType: 'system' as const, actorId: 't', action, entityType: 'squad', entityId: a.id,
-      agentId: null, runId: null, details: { n: 1 }, createdAt: new Date(),
+      id: uuidv7(),
+      squadId: a.id,
+      actorType: 'system' as const,
+      actorId: 't',
+      action,
+      entityType: 'squad',
+      entityId: a.id,
+      agentId: null,
+      runId: null,
+      details: { n: 1 },
+      createdAt: new Date(),
     })
     const start = await s.outbox.readAfter('0', 100_000)
     const cursor = start.length ? start[start.length - 1]!.seq : '0'
@@ -182,7 +261,11 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     const actions = (await s.activity.list({ squadId: a.id, limit: 10 })).map((e) => e.action).sort()
     t.same(actions, ['contract.kept', 'contract.no_outbox'], 'both committed entries, not the rolled-back one')
     const rows = await outboxRowsOnce(s, cursor, 1, (r) => r.squadId === a.id)
-    t.same(rows.map((r) => r.payload), [{ kept: true }], 'the committed outbox row only')
+    t.same(
+      rows.map((r) => r.payload),
+      [{ kept: true }],
+      'the committed outbox row only',
+    )
   })
 
   kit('costs: recordUnbudgeted writes only for unarchived squads, their own agents, and no budget anywhere', async (t, s) => {
@@ -197,8 +280,23 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
       const delta = { costCents: 5, inputTokens: 10, cachedInputTokens: 0, outputTokens: 2, subscriptionTokens: 0, events: 1, cacheWriteTokens: 0, unpricedTokens: 0 }
       return {
         event: {
-          id, squadId: a.id, agentId: ag.id, issueId: null, projectId, provider: 'openai', biller: null, billingType: 'metered_api' as const, model: 'gpt',
-          inputTokens: 10, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 2, costCents: 5, costStatus: 'reported' as const, billingCode: null, occurredAt: new Date('2026-11-20T10:00:00Z'),
+          id,
+          squadId: a.id,
+          agentId: ag.id,
+          issueId: null,
+          projectId,
+          provider: 'openai',
+          biller: null,
+          billingType: 'metered_api' as const,
+          model: 'gpt',
+          inputTokens: 10,
+          cachedInputTokens: 0,
+          cacheWriteTokens: 0,
+          outputTokens: 2,
+          costCents: 5,
+          costStatus: 'reported' as const,
+          billingCode: null,
+          occurredAt: new Date('2026-11-20T10:00:00Z'),
         },
         keys: [{ scope: 'squad' as const, key: '', period }, { scope: 'agent' as const, key: ag.id, period }, ...(projectId ? [{ scope: 'project' as const, key: projectId, period: 'all' }] : [])],
         delta,
@@ -209,7 +307,15 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
 
     const [first] = (await s.costs.recordUnbudgeted([entry(project.id)]))!
     t.equal(first!.event.costCents, 5, 'written when nothing has a budget')
-    t.same(first!.totals.map((x) => [x.scope, x.costCents, x.events]), [['squad', 5, 1], ['agent', 5, 1], ['project', 5, 1]], 'totals after the event')
+    t.same(
+      first!.totals.map((x) => [x.scope, x.costCents, x.events]),
+      [
+        ['squad', 5, 1],
+        ['agent', 5, 1],
+        ['project', 5, 1],
+      ],
+      'totals after the event',
+    )
     t.equal(await spent(), 5)
 
     // Each kind of budget, and an archive, turns it away with nothing written.
@@ -226,7 +332,11 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
       const e = entry(project.id)
       t.equal(await s.costs.recordUnbudgeted([e]), null, `refused with ${what}`)
       t.equal(await spent(), 5, `nothing added with ${what}`)
-      t.same((await s.outbox.readAfter('0', 100_000)).filter((r) => r.entityId === e.event.id), [], `no outbox row with ${what}`)
+      t.same(
+        (await s.outbox.readAfter('0', 100_000)).filter((r) => r.entityId === e.event.id),
+        [],
+        `no outbox row with ${what}`,
+      )
       await unset()
     }
     // An agent of another squad, or a squad that does not exist: nothing written.
@@ -265,7 +375,16 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
   kit('interactions are idempotent and documents guard their revision', async (t, s) => {
     const a = await squad(s)
     const i1 = await issue(s, a.id, 1)
-    const base = { issueId: i1.id, squadId: a.id, kind: 'request_confirmation' as const, payload: { prompt: 'ok?' }, continuationPolicy: null, idempotencyKey: 'k1', createdByType: 'system' as const, createdById: 't' }
+    const base = {
+      issueId: i1.id,
+      squadId: a.id,
+      kind: 'request_confirmation' as const,
+      payload: { prompt: 'ok?' },
+      continuationPolicy: null,
+      idempotencyKey: 'k1',
+      createdByType: 'system' as const,
+      createdById: 't',
+    }
     const first = await s.interactions.insert({ ...base, id: uuidv7() })
     const second = await s.interactions.insert({ ...base, id: uuidv7() })
     t.equal(first.created, true)
@@ -274,49 +393,111 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     const rev1 = uuidv7()
     const doc = await s.documents.put({ id: uuidv7(), issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'v1', baseRevisionId: null, newRevisionId: rev1 })
     t.equal(doc?.revisionId, rev1)
-    t.equal(await s.documents.put({ id: uuidv7(), issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'x', baseRevisionId: null, newRevisionId: uuidv7() }), undefined, 'create over an existing document is a conflict')
+    t.equal(
+      await s.documents.put({ id: uuidv7(), issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'x', baseRevisionId: null, newRevisionId: uuidv7() }),
+      undefined,
+      'create over an existing document is a conflict',
+    )
     t.ok(await s.documents.put({ id: doc!.id, issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'v2', baseRevisionId: rev1, newRevisionId: uuidv7() }))
-    t.equal(await s.documents.put({ id: doc!.id, issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'v3', baseRevisionId: rev1, newRevisionId: uuidv7() }), undefined, 'a stale revision is a conflict')
+    t.equal(
+      await s.documents.put({ id: doc!.id, issueId: i1.id, key: 'plan', title: 'Plan', format: 'markdown', body: 'v3', baseRevisionId: rev1, newRevisionId: uuidv7() }),
+      undefined,
+      'a stale revision is a conflict',
+    )
     t.equal((await s.documents.get(i1.id, 'plan'))?.body, 'v2')
   })
   kit('routine runs: one per trigger and due time, one per idempotency key; a due schedule is claimed once', async (t, s) => {
     const a = await squad(s)
     const routineId = uuidv7()
     await s.routines.insert({
-      id: routineId, squadId: a.id, title: 'r', description: null, projectId: null, goalId: null, parentIssueId: null, assigneeAgentId: null, priority: 'medium',
-      status: 'active', concurrencyPolicy: 'always_enqueue', catchUpPolicy: 'skip_missed', variables: [], env: { A: 'b' }, createdByAgentId: null, envWrittenBy: 'operator', revisionId: uuidv7(), revisionNumber: 1,
+      id: routineId,
+      squadId: a.id,
+      title: 'r',
+      description: null,
+      projectId: null,
+      goalId: null,
+      parentIssueId: null,
+      assigneeAgentId: null,
+      priority: 'medium',
+      status: 'active',
+      concurrencyPolicy: 'always_enqueue',
+      catchUpPolicy: 'skip_missed',
+      variables: [],
+      env: { A: 'b' },
+      createdByAgentId: null,
+      envWrittenBy: 'operator',
+      revisionId: uuidv7(),
+      revisionNumber: 1,
     })
     const due = new Date('2030-01-01T00:00:00Z')
     const trigger = await s.routines.insertTrigger({
-      id: uuidv7(), squadId: a.id, routineId, kind: 'schedule', label: null, enabled: true, cronExpression: '0 * * * *', timezone: 'UTC', nextFireAt: due,
-      signingMode: null, replayWindowSec: null, publicId: null, secretHash: null, secretCiphertext: null, secretRotatedAt: null, createdByAgentId: null,
+      id: uuidv7(),
+      squadId: a.id,
+      routineId,
+      kind: 'schedule',
+      label: null,
+      enabled: true,
+      cronExpression: '0 * * * *',
+      timezone: 'UTC',
+      nextFireAt: due,
+      signingMode: null,
+      replayWindowSec: null,
+      publicId: null,
+      secretHash: null,
+      secretCiphertext: null,
+      secretRotatedAt: null,
+      createdByAgentId: null,
     })
     const run = (over: Record<string, unknown>) => ({
-      id: uuidv7(), squadId: a.id, routineId, triggerId: null, source: 'schedule' as const, status: 'queued' as const, scheduledFor: null, idempotencyKey: null,
-      variables: {}, payload: null, projectId: null, assigneeAgentId: null, requestedByAgentId: null, issueId: null, linkedRunId: null, error: null, ...over,
+      id: uuidv7(),
+      squadId: a.id,
+      routineId,
+      triggerId: null,
+      source: 'schedule' as const,
+      status: 'queued' as const,
+      scheduledFor: null,
+      idempotencyKey: null,
+      variables: {},
+      payload: null,
+      projectId: null,
+      assigneeAgentId: null,
+      requestedByAgentId: null,
+      issueId: null,
+      linkedRunId: null,
+      error: null,
+      ...over,
     })
     const first = await s.routines.insertRun(run({ triggerId: trigger.id, scheduledFor: due }))
     const again = await s.routines.insertRun(run({ triggerId: trigger.id, scheduledFor: due }))
     t.equal(first.created, true)
     t.equal(again.created, false, 'the same trigger and due time is refused')
     t.equal(again.run.id, first.run.id, 'and answers the stored run')
-    t.same((await s.routines.insertRuns([run({ triggerId: trigger.id, scheduledFor: due }), run({ triggerId: trigger.id, scheduledFor: new Date('2030-01-01T01:00:00Z') })])).length, 1, 'a bulk insert skips the conflicting row')
+    t.same(
+      (await s.routines.insertRuns([run({ triggerId: trigger.id, scheduledFor: due }), run({ triggerId: trigger.id, scheduledFor: new Date('2030-01-01T01:00:00Z') })])).length,
+      1,
+      'a bulk insert skips the conflicting row',
+    )
     const k1 = await s.routines.insertRun(run({ source: 'manual', idempotencyKey: 'k' }))
     const k2 = await s.routines.insertRun(run({ source: 'manual', idempotencyKey: 'k' }))
     t.equal(k2.created, false)
     t.equal(k2.run.id, k1.run.id, 'the same idempotency key answers the stored run')
     t.same(await s.routines.envForRun(k1.run.id), { A: 'b' })
     t.equal(await s.routines.envForRun(uuidv7()), null)
-    t.same(await s.routines.runEnv(k1.run.id), { env: { A: 'b' }, envWrittenBy: 'operator', routineAssigneeAgentId: null, createdByAgentId: null, runAssigneeAgentId: null, requestedByAgentId: null }, 'with who wrote it and who the run is for')
+    t.same(
+      await s.routines.runEnv(k1.run.id),
+      { env: { A: 'b' }, envWrittenBy: 'operator', routineAssigneeAgentId: null, createdByAgentId: null, runAssigneeAgentId: null, requestedByAgentId: null },
+      'with who wrote it and who the run is for',
+    )
     t.equal(await s.routines.runEnv(uuidv7()), null)
     t.equal(await s.routines.countCreatedByAgents(a.id), 0, 'an Operator routine is not an agent one')
 
     // Two sessions claiming at once: the schedule goes to one of them; the other sees it advanced.
-    const claim = () => s.transaction(async (tx) => {
-      const got = await tx.routines.claimDueSchedules(new Date('2030-01-01T00:00:30Z'), 10)
-      await tx.routines.advanceSchedules(got.map((g) => ({ id: g.trigger.id, nextFireAt: new Date('2030-01-01T01:00:00Z'), lastFiredAt: due })))
-      return got.length
-    })
+    const claim = () =>
+      s.transaction(async (tx) => {
+        const got = await tx.routines.claimDueSchedules(new Date('2030-01-01T00:00:30Z'), 10)
+        await tx.routines.advanceSchedules(got.map((g) => ({ id: g.trigger.id, nextFireAt: new Date('2030-01-01T01:00:00Z'), lastFiredAt: due })))
+        return got.length
+      })
     const claimed = await Promise.all([claim(), claim()])
     t.equal(claimed[0]! + claimed[1]!, 1, 'claimed once')
     t.equal(await claim(), 0, 'not due any more')
@@ -326,20 +507,38 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
   // Secrets (contracts/secrets.ts) ---------------------------------------------------------------
 
   const secret = (squadId: string, key: string) => ({
-    id: uuidv7(), squadId, key, name: key, provider: 'local_encrypted', providerConfigId: null, status: 'active' as const,
-    managedMode: 'svc_managed' as const, externalRef: null, latestVersion: 1, description: null, providerMetadata: { k: 'v' },
+    id: uuidv7(),
+    squadId,
+    key,
+    name: key,
+    provider: 'local_encrypted',
+    providerConfigId: null,
+    status: 'active' as const,
+    managedMode: 'svc_managed' as const,
+    externalRef: null,
+    latestVersion: 1,
+    description: null,
+    providerMetadata: { k: 'v' },
   })
 
   kit('secrets: concurrent version reservations are distinct and strictly increasing', async (t, s) => {
     const a = await squad(s)
     const sec = await s.secrets.insert(secret(a.id, 'TOKEN'))
     const n = 20
-    const got = await Promise.all(Array.from({ length: n }, (_, i) => s.transaction(async (tx) => {
-      const v = await tx.secrets.bumpVersion(sec.id, new Date())
-      await tx.secrets.insertVersion({ secretId: sec.id, version: v!, provider: 'local_encrypted', providerConfigId: null, ref: `ref-${i}`, keyId: 'k', providerVersionRef: null })
-      return v!
-    })))
-    t.same([...got].sort((x, y) => x - y), Array.from({ length: n }, (_, i) => i + 2), 'each reservation got its own number')
+    const got = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        s.transaction(async (tx) => {
+          const v = await tx.secrets.bumpVersion(sec.id, new Date())
+          await tx.secrets.insertVersion({ secretId: sec.id, version: v!, provider: 'local_encrypted', providerConfigId: null, ref: `ref-${i}`, keyId: 'k', providerVersionRef: null })
+          return v!
+        }),
+      ),
+    )
+    t.same(
+      [...got].sort((x, y) => x - y),
+      Array.from({ length: n }, (_, i) => i + 2),
+      'each reservation got its own number',
+    )
     t.equal((await s.secrets.get(sec.id))?.latestVersion, n + 1)
     t.equal((await s.secrets.listVersions(sec.id)).length, n)
     const found = await s.secrets.getForResolve(sec.id, 'latest')
@@ -361,19 +560,39 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.ok(err instanceof UniqueViolation && err.constraint === 'secrets_squad_key', 'a second live secret with the key is refused')
     await s.secrets.update(first.id, { status: 'deleted' })
     t.ok(await s.secrets.insert(secret(a.id, 'DB_PASSWORD')), 'a deleted secret frees its key')
-    t.same((await s.secrets.list(a.id)).map((x) => x.key), ['DB_PASSWORD'], 'lists leave deleted secrets out')
+    t.same(
+      (await s.secrets.list(a.id)).map((x) => x.key),
+      ['DB_PASSWORD'],
+      'lists leave deleted secrets out',
+    )
   })
 
   kit('secrets: access events with lastResolvedAt, and the master key id claimed once', async (t, s) => {
     const a = await squad(s)
     const sec = await s.secrets.insert(secret(a.id, 'API'))
     const at = new Date('2026-01-02T03:04:05.000Z')
-    const event = { squadId: a.id, secretId: sec.id, version: 1, provider: 'local_encrypted', actorType: 'system', actorId: 't', consumerType: 'routine', consumerId: 'r', configPath: 'env.API', issueId: null, heartbeatRunId: null }
+    const event = {
+      squadId: a.id,
+      secretId: sec.id,
+      version: 1,
+      provider: 'local_encrypted',
+      actorType: 'system',
+      actorId: 't',
+      consumerType: 'routine',
+      consumerId: 'r',
+      configPath: 'env.API',
+      issueId: null,
+      heartbeatRunId: null,
+    }
     await s.secrets.recordAccess({ ...event, id: uuidv7(), outcome: 'failure', errorCode: 'secret_disabled' }, null)
     t.equal((await s.secrets.get(sec.id))?.lastResolvedAt, null, 'a failure leaves lastResolvedAt alone')
     await s.secrets.recordAccess({ ...event, id: uuidv7(), outcome: 'success', errorCode: null }, at)
     t.equal((await s.secrets.get(sec.id))?.lastResolvedAt?.toISOString(), at.toISOString(), 'a success sets it in the same call')
-    t.same((await s.secrets.listAccessEvents(sec.id, { limit: 10 })).map((e) => e.outcome), ['success', 'failure'], 'newest first')
+    t.same(
+      (await s.secrets.listAccessEvents(sec.id, { limit: 10 })).map((e) => e.outcome),
+      ['success', 'failure'],
+      'newest first',
+    )
     t.equal(await s.secrets.getMasterKeyId(), undefined)
     const [x, y] = await Promise.all([s.secrets.claimMasterKeyId('key-a'), s.secrets.claimMasterKeyId('key-b')])
     t.equal(x, y, 'two nodes claiming at once agree on one key id')
@@ -387,8 +606,17 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     let commits = 0
     const off = s.onCommit?.(() => commits++)
     const entry = (squadId: string, n: number) => ({
-      id: uuidv7(), squadId, actorType: 'system' as const, actorId: 'kit', action: 'issue.updated', entityType: 'issue', entityId: uuidv7(),
-      agentId: null, runId: null, details: { n }, createdAt: new Date(),
+      id: uuidv7(),
+      squadId,
+      actorType: 'system' as const,
+      actorId: 'kit',
+      action: 'issue.updated',
+      entityType: 'issue',
+      entityId: uuidv7(),
+      agentId: null,
+      runId: null,
+      details: { n },
+      createdAt: new Date(),
     })
     await s.transaction((tx) => tx.activity.record([entry(a.id, 1), entry(a.id, 2)], []))
     await s.transaction((tx) => tx.activity.record([entry(b.id, 3)], []))
@@ -398,15 +626,40 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
       off()
     }
     const all = await feedOnce(s, start, 4)
-    t.same(all.map((e) => e.details?.n), [1, 2, 3, 4], 'in commit order')
-    t.ok(all.every((e, i) => i === 0 || compareEventCursors(all[i - 1]!.cursor, e.cursor) < 0), 'cursors increase')
-    t.ok(all.every((e) => isEventCursor(e.cursor)), 'cursors have the documented shape')
-    t.same(all.map((e) => e.action), Array(4).fill('issue.updated'))
+    t.same(
+      all.map((e) => e.details?.n),
+      [1, 2, 3, 4],
+      'in commit order',
+    )
+    t.ok(
+      all.every((e, i) => i === 0 || compareEventCursors(all[i - 1]!.cursor, e.cursor) < 0),
+      'cursors increase',
+    )
+    t.ok(
+      all.every((e) => isEventCursor(e.cursor)),
+      'cursors have the documented shape',
+    )
+    t.same(
+      all.map((e) => e.action),
+      Array(4).fill('issue.updated'),
+    )
     t.ok(all[0]!.createdAt instanceof Date)
     const ofA = (await s.events.readAfter(start, 10, a.id)).events
-    t.same(ofA.map((e) => e.details?.n), [1, 2, 4], 'one squad')
-    t.same((await s.events.readAfter(all[1]!.cursor, 10)).events.map((e) => e.details?.n), [3, 4], 'after a cursor')
-    t.same((await s.events.readAfter(all[0]!.cursor, 1)).events.map((e) => e.details?.n), [2], 'limited')
+    t.same(
+      ofA.map((e) => e.details?.n),
+      [1, 2, 4],
+      'one squad',
+    )
+    t.same(
+      (await s.events.readAfter(all[1]!.cursor, 10)).events.map((e) => e.details?.n),
+      [3, 4],
+      'after a cursor',
+    )
+    t.same(
+      (await s.events.readAfter(all[0]!.cursor, 1)).events.map((e) => e.details?.n),
+      [2],
+      'limited',
+    )
     t.same((await s.events.readAfter(all[3]!.cursor, 10)).events, [], 'nothing after the last')
     t.equal(await s.events.head(), all[3]!.cursor, 'head is the newest final event')
     t.equal((await s.events.locate(all[2]!.cursor))?.getTime(), all[2]!.createdAt.getTime(), 'locate finds an event')
@@ -436,11 +689,21 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal(first.usage.costStatus, null, 'no usage yet: no cost status')
     await s.heartbeatRuns.addUsage(first.id, { inputTokens: 10, outputTokens: 5, costCents: 0, unpricedTokens: 15, costStatus: 'unpriced', provider: 'openai', billingType: 'unknown' })
     const pick = (u: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, u[k]]))
-    t.same(pick((await s.heartbeatRuns.get(first.id))!.usage, ['inputTokens', 'outputTokens', 'costCents', 'costStatus', 'unpricedTokens', 'provider', 'billingType']), { inputTokens: 10, outputTokens: 5, costCents: null, costStatus: 'unpriced', unpricedTokens: 15, provider: 'openai', billingType: 'unknown' }, 'unpriced: null cents')
+    t.same(
+      pick((await s.heartbeatRuns.get(first.id))!.usage, ['inputTokens', 'outputTokens', 'costCents', 'costStatus', 'unpricedTokens', 'provider', 'billingType']),
+      { inputTokens: 10, outputTokens: 5, costCents: null, costStatus: 'unpriced', unpricedTokens: 15, provider: 'openai', billingType: 'unknown' },
+      'unpriced: null cents',
+    )
     await s.heartbeatRuns.addUsage(first.id, { inputTokens: 1, outputTokens: 1, costCents: 7, cachedInputTokens: 3, cacheWriteTokens: 2, costStatus: 'reported' })
-    t.same(pick((await s.heartbeatRuns.get(first.id))!.usage, ['inputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'costCents', 'costStatus', 'unpricedTokens']), { inputTokens: 11, cachedInputTokens: 3, cacheWriteTokens: 2, costCents: 7, costStatus: 'estimated', unpricedTokens: 15 }, 'a mix is estimated')
+    t.same(
+      pick((await s.heartbeatRuns.get(first.id))!.usage, ['inputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'costCents', 'costStatus', 'unpricedTokens']),
+      { inputTokens: 11, cachedInputTokens: 3, cacheWriteTokens: 2, costCents: 7, costStatus: 'estimated', unpricedTokens: 15 },
+      'a mix is estimated',
+    )
     const retryAt = new Date(Date.now() + 3_600_000)
-    const ended = await s.transaction(() => s.heartbeatRuns.finish(first.id, ['running'], { status: 'failed', finishedAt: new Date(), error: 'limited', errorCode: 'transient_upstream', retryNotBefore: retryAt, sessionId: null }))
+    const ended = await s.transaction(() =>
+      s.heartbeatRuns.finish(first.id, ['running'], { status: 'failed', finishedAt: new Date(), error: 'limited', errorCode: 'transient_upstream', retryNotBefore: retryAt, sessionId: null }),
+    )
     t.same([ended?.status, ended?.errorCode, ended?.sessionId], ['failed', 'transient_upstream', null])
     t.equal(ended!.retryNotBefore?.getTime(), retryAt.getTime())
     const third = await startWith(await queue(), 'sess-1')
@@ -466,17 +729,40 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     await s.transaction(() => s.runOutput.append([chunk('one\n', 0), chunk('oops\n', 0, 'stderr')], 1000))
     await s.transaction(() => s.runOutput.append([chunk('two\n', 4)], 1000))
     const all = await s.runOutput.read(runId, '0', 10)
-    t.same(all.map((c) => [c.stream, c.text, c.offset]), [['stdout', 'one\n', 0], ['stderr', 'oops\n', 0], ['stdout', 'two\n', 4]])
-    t.same((await s.runOutput.read(runId, all[0]!.id, 10)).map((c) => c.text), ['oops\n', 'two\n'], 'after an id')
+    t.same(
+      all.map((c) => [c.stream, c.text, c.offset]),
+      [
+        ['stdout', 'one\n', 0],
+        ['stderr', 'oops\n', 0],
+        ['stdout', 'two\n', 4],
+      ],
+    )
+    t.same(
+      (await s.runOutput.read(runId, all[0]!.id, 10)).map((c) => c.text),
+      ['oops\n', 'two\n'],
+      'after an id',
+    )
     const feed = await feedOnce(s, start, 3)
-    t.same(feed.map((e) => [e.action, e.details?.text]), [['run.output', 'one\n'], ['run.output', 'oops\n'], ['run.output', 'two\n']], 'each chunk is a run.output event, in order')
+    t.same(
+      feed.map((e) => [e.action, e.details?.text]),
+      [
+        ['run.output', 'one\n'],
+        ['run.output', 'oops\n'],
+        ['run.output', 'two\n'],
+      ],
+      'each chunk is a run.output event, in order',
+    )
     t.equal(feed[0]!.runId, runId)
     t.equal(feed[0]!.squadId, a.id)
     t.ok(feed.every((e, i) => i === 0 || compareEventCursors(feed[i - 1]!.cursor, e.cursor) < 0))
     t.equal((await s.events.locate(feed[1]!.cursor))?.getTime(), feed[1]!.createdAt.getTime(), 'locate finds an output event')
     // The kept tail: older chunks go once the newer ones hold keepChars.
     await s.transaction(() => s.runOutput.append([chunk('x'.repeat(50), 8), chunk('y'.repeat(50), 58)], 60))
-    t.same((await s.runOutput.read(runId, '0', 10)).map((c) => c.text[0]), ['x', 'y'], 'only the tail is kept')
+    t.same(
+      (await s.runOutput.read(runId, '0', 10)).map((c) => c.text[0]),
+      ['x', 'y'],
+      'only the tail is kept',
+    )
     t.ok(await s.events.locate(feed[0]!.cursor), 'a pruned chunk still locates its place in the feed (resume without resync)')
   })
 }

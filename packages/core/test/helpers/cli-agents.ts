@@ -16,7 +16,11 @@ export const cliAdapters = () => ({ adapters: [processAdapter(), claudeAdapter({
 /** What a stand-in CLI recorded, one entry per start. */
 export const calls = (dir: string): Array<{ argv: string[]; stdin: string; env: Record<string, string> }> => {
   try {
-    return readFileSync(join(dir, 'calls.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    return readFileSync(join(dir, 'calls.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
   } catch {
     return []
   }

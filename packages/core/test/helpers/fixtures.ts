@@ -63,7 +63,10 @@ export const unknownId = '01a2016d-4579-7b3a-99bd-85bf68260266'
  * files' transactions can hold that back for a moment: waiting for the rows, not for a time, keeps
  * the test deterministic under load (bounded by tap's timeout).
  */
-export async function outboxOnce(storage: { outbox: { readAfter(after: string, limit: number): Promise<Array<{ entityType: string; entityId: string; payload: any }>> } }, found: (rows: Array<{ entityType: string; entityId: string; payload: any }>) => boolean) {
+export async function outboxOnce(
+  storage: { outbox: { readAfter(after: string, limit: number): Promise<Array<{ entityType: string; entityId: string; payload: any }>> } },
+  found: (rows: Array<{ entityType: string; entityId: string; payload: any }>) => boolean,
+) {
   for (;;) {
     const rows = await storage.outbox.readAfter('0', 10_000)
     if (found(rows)) return rows

@@ -67,7 +67,14 @@ export function eachBackend(
   for (const backend of backends) {
     t.test(`${name} [${backend.name}]`, backend.skip ? { skip: backend.skip } : {}, async (t) => {
       const { storage, dispose } = await backend.create()
-      const instance = await createInstance({ storage, operatorKey: operatorToken, masterKey: testMasterKey, adapters: testAdapters, logger: false, ...(typeof options === 'function' ? options() : options) })
+      const instance = await createInstance({
+        storage,
+        operatorKey: operatorToken,
+        masterKey: testMasterKey,
+        adapters: testAdapters,
+        logger: false,
+        ...(typeof options === 'function' ? options() : options),
+      })
       t.teardown(async () => {
         await instance.close()
         await dispose()

@@ -48,4 +48,3 @@ export async function addTrigger(api: TestApi, routineId: string, body: Record<s
 export function fire(api: TestApi, url: string, body: string, headers: Record<string, string> = {}) {
   return api.call('POST', url, body, null, { 'content-type': 'application/json', ...headers })
 }
-

@@ -11,6 +11,13 @@ const hang: AgentAdapter = {
     return new Promise(() => undefined)
   },
 }
-const instance = await createInstance({ storage: pgStorage({ url, max: 2 }), adapters: [hang], operatorKey: 'slaw_op_run_node_0123456789abcdef', masterKey: '5a'.repeat(32), jobs: { pollIntervalMs: 50 }, logger: false })
+const instance = await createInstance({
+  storage: pgStorage({ url, max: 2 }),
+  adapters: [hang],
+  operatorKey: 'slaw_op_run_node_0123456789abcdef',
+  masterKey: '5a'.repeat(32),
+  jobs: { pollIntervalMs: 50 },
+  logger: false,
+})
 await instance.ready()
 process.stdout.write('READY\n')

@@ -45,7 +45,6 @@ export function memoryProvider(type = 'memory_vault') {
   return { provider, values, state }
 }
 
-
 export async function createSecret(api: TestApi, squadId: string, body: Record<string, unknown>): Promise<any> {
   const res = await api.call('POST', `/api/squads/${squadId}/secrets`, body)
   if (res.status !== 201) throw new Error(`createSecret: ${res.status} ${JSON.stringify(res.body)}`)
@@ -63,4 +62,3 @@ export const resolveInput = (squadId: string, secretId: string, extra: Record<st
   issueId: null,
   ...extra,
 })
-

@@ -40,9 +40,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql.raw('drop index if exists heartbeat_runs_running_session').execute(db)
-  await sql.raw(`alter table heartbeat_runs drop column if exists cached_input_tokens, drop column if exists cache_write_tokens, drop column if exists unpriced_tokens,
+  await sql
+    .raw(`alter table heartbeat_runs drop column if exists cached_input_tokens, drop column if exists cache_write_tokens, drop column if exists unpriced_tokens,
     drop column if exists cost_status, drop column if exists provider, drop column if exists biller, drop column if exists billing_type,
-    drop column if exists error_code, drop column if exists retry_not_before, drop column if exists retry_attempt, drop column if exists session_id`).execute(db)
+    drop column if exists error_code, drop column if exists retry_not_before, drop column if exists retry_attempt, drop column if exists session_id`)
+    .execute(db)
   await sql.raw('alter table cost_rollups drop column if exists cache_write_tokens, drop column if exists unpriced_tokens').execute(db)
   await sql.raw('alter table cost_events drop column if exists cache_write_tokens, drop column if exists cost_status').execute(db)
   await sql.raw('drop index if exists cost_events_window').execute(db)

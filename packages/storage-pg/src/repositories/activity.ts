@@ -41,16 +41,40 @@ export class PgActivityRepository implements ActivityRepository {
 }
 
 const activityColumns = [
-  ['id', 'uuid'], ['squad_id', 'uuid'], ['actor_type', 'text'], ['actor_id', 'text'], ['action', 'text'], ['entity_type', 'text'],
-  ['entity_id', 'text'], ['agent_id', 'uuid'], ['run_id', 'uuid'], ['details', 'jsonb'], ['created_at', 'timestamptz'],
+  ['id', 'uuid'],
+  ['squad_id', 'uuid'],
+  ['actor_type', 'text'],
+  ['actor_id', 'text'],
+  ['action', 'text'],
+  ['entity_type', 'text'],
+  ['entity_id', 'text'],
+  ['agent_id', 'uuid'],
+  ['run_id', 'uuid'],
+  ['details', 'jsonb'],
+  ['created_at', 'timestamptz'],
 ] as const
-const outboxColumns = [['kind', 'text'], ['entity_type', 'text'], ['entity_id', 'text'], ['squad_id', 'uuid'], ['payload', 'jsonb']] as const
+const outboxColumns = [
+  ['kind', 'text'],
+  ['entity_type', 'text'],
+  ['entity_id', 'text'],
+  ['squad_id', 'uuid'],
+  ['payload', 'jsonb'],
+] as const
 
 /** `insert into activity …` for entries built in the service (ids and times included), rows as one parameter. */
 export function activityInsert(entries: ActivityEntry[], where?: RawBuilder<unknown>): RawBuilder<unknown> {
   const rows = entries.map((a) => ({
-    id: a.id, squad_id: a.squadId, actor_type: a.actorType, actor_id: a.actorId, action: a.action, entity_type: a.entityType,
-    entity_id: a.entityId, agent_id: a.agentId, run_id: a.runId, details: a.details, created_at: a.createdAt,
+    id: a.id,
+    squad_id: a.squadId,
+    actor_type: a.actorType,
+    actor_id: a.actorId,
+    action: a.action,
+    entity_type: a.entityType,
+    entity_id: a.entityId,
+    agent_id: a.agentId,
+    run_id: a.runId,
+    details: a.details,
+    created_at: a.createdAt,
   }))
   return sql`insert into activity (${sql.raw(activityColumns.map(([c]) => c).join(', '))}) ${recordset(rows, activityColumns, where)}`
 }

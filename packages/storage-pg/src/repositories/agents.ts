@@ -74,11 +74,7 @@ export class PgAgentRepository implements AgentRepository {
       })
       .where('id', '=', id)
     if (opts.whenStatus) q = q.where('status', 'in', opts.whenStatus)
-    const row = await guardUnique(
-      q
-        .returningAll()
-        .executeTakeFirst(),
-    )
+    const row = await guardUnique(q.returningAll().executeTakeFirst())
     return row && toAgent(row)
   }
 
@@ -98,12 +94,7 @@ export class PgAgentRepository implements AgentRepository {
   }
 
   async setStatusForSquad(squadId: string, status: Agent['status'], pauseReason: string | null): Promise<number> {
-    const r = await this.db()
-      .updateTable('agents')
-      .set({ status, pauseReason, updatedAt: now() })
-      .where('squadId', '=', squadId)
-      .where('status', '<>', 'terminated')
-      .executeTakeFirst()
+    const r = await this.db().updateTable('agents').set({ status, pauseReason, updatedAt: now() }).where('squadId', '=', squadId).where('status', '<>', 'terminated').executeTakeFirst()
     return Number(r.numUpdatedRows)
   }
 

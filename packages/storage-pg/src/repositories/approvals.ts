@@ -1,7 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type {
-  Approval, ApprovalComment, ApprovalFilter, ApprovalRepository, ApprovalStatus, ApprovalTransition, IssueSummary, NewApproval, NewApprovalComment,
-} from '@slaw/core'
+import type { Approval, ApprovalComment, ApprovalFilter, ApprovalRepository, ApprovalStatus, ApprovalTransition, IssueSummary, NewApproval, NewApprovalComment } from '@slaw/core'
 import type { Database } from '../schema.js'
 import { json, now } from '../sql-helpers.js'
 
@@ -25,7 +23,11 @@ export class PgApprovalRepository implements ApprovalRepository {
     // UUIDv7 ids: id order is creation order (index approvals_squad, or approvals_squad_status).
     let q = this.db().selectFrom('approvals').selectAll().where('squadId', '=', f.squadId)
     if (f.statuses?.length) q = q.where('status', 'in', f.statuses)
-    return q.orderBy('id', 'desc').limit(f.limit).offset(f.offset ?? 0).execute()
+    return q
+      .orderBy('id', 'desc')
+      .limit(f.limit)
+      .offset(f.offset ?? 0)
+      .execute()
   }
 
   async transition(id: string, from: ApprovalStatus[], to: ApprovalTransition): Promise<Approval | undefined> {

@@ -1,7 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
-import type {
-  BudgetCheckState, BudgetIncident, BudgetLevel, BudgetMetric, BudgetOverviewRows, BudgetRepository, BudgetScopeType, CostTotals, NewBudgetIncident, Period,
-} from '@slaw/core'
+import type { BudgetCheckState, BudgetIncident, BudgetLevel, BudgetMetric, BudgetOverviewRows, BudgetRepository, BudgetScopeType, CostTotals, NewBudgetIncident, Period } from '@slaw/core'
 import type { Database } from '../schema.js'
 import type { BudgetIncidentsTable } from '../schema-governance.js'
 import { now } from '../sql-helpers.js'
@@ -21,8 +19,7 @@ const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1)
 
 /** Rollup columns of one joined alias, named `<alias>CostCents` and so on (no underscores: the CamelCasePlugin keeps them). */
 const totalsColumns = (alias: string) => sql.raw(fields.map((f) => `coalesce(${alias}.${columnOf[f]}, 0) as "${alias}${cap(f)}"`).join(', '))
-const totalsOf = (r: Record<string, unknown>, alias: string): CostTotals =>
-  Object.fromEntries(fields.map((f) => [f, Number(r[`${alias}${cap(f)}`] ?? 0)])) as unknown as CostTotals
+const totalsOf = (r: Record<string, unknown>, alias: string): CostTotals => Object.fromEntries(fields.map((f) => [f, Number(r[`${alias}${cap(f)}`] ?? 0)])) as unknown as CostTotals
 
 /** An incident of a deleted agent or project is over: only scopes that still exist count. */
 const scopeExists = sql`(i.scope_type = 'squad'
@@ -34,8 +31,7 @@ export class PgBudgetRepository implements BudgetRepository {
 
   async overview(squadId: string, input: { period: Period; incidentPeriods: Period[] }): Promise<BudgetOverviewRows> {
     const { period, incidentPeriods } = input
-    const spent = (alias: string) =>
-      sql.raw(fields.map((f) => `'${f}', coalesce(${alias}.${columnOf[f]}, 0)`).join(', '))
+    const spent = (alias: string) => sql.raw(fields.map((f) => `'${f}', coalesce(${alias}.${columnOf[f]}, 0)`).join(', '))
     // One round trip; nested rows come back as JSON with camelCase keys (nothing for the
     // CamelCasePlugin to rename) and are typed below.
     const { rows } = await sql<Record<string, unknown>>`

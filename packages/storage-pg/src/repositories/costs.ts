@@ -43,13 +43,37 @@ const rollupColumns = sql`cost_cents as "costCents", input_tokens as "inputToken
   output_tokens as "outputTokens", subscription_tokens as "subscriptionTokens", events, cache_write_tokens as "cacheWriteTokens", unpriced_tokens as "unpricedTokens"`
 
 const eventColumns = [
-  ['id', 'uuid'], ['squad_id', 'uuid'], ['agent_id', 'uuid'], ['issue_id', 'uuid'], ['project_id', 'uuid'], ['provider', 'text'], ['biller', 'text'],
-  ['billing_type', 'text'], ['model', 'text'], ['input_tokens', 'int8'], ['cached_input_tokens', 'int8'], ['output_tokens', 'int8'],
-  ['cost_cents', 'int8'], ['billing_code', 'text'], ['occurred_at', 'timestamptz'], ['cache_write_tokens', 'int8'], ['cost_status', 'text'],
+  ['id', 'uuid'],
+  ['squad_id', 'uuid'],
+  ['agent_id', 'uuid'],
+  ['issue_id', 'uuid'],
+  ['project_id', 'uuid'],
+  ['provider', 'text'],
+  ['biller', 'text'],
+  ['billing_type', 'text'],
+  ['model', 'text'],
+  ['input_tokens', 'int8'],
+  ['cached_input_tokens', 'int8'],
+  ['output_tokens', 'int8'],
+  ['cost_cents', 'int8'],
+  ['billing_code', 'text'],
+  ['occurred_at', 'timestamptz'],
+  ['cache_write_tokens', 'int8'],
+  ['cost_status', 'text'],
 ] as const
 const rollupValueColumns = [
-  ['squad_id', 'uuid'], ['period', 'text'], ['scope', 'text'], ['scope_key', 'text'], ['cost_cents', 'int8'], ['input_tokens', 'int8'],
-  ['cached_input_tokens', 'int8'], ['output_tokens', 'int8'], ['subscription_tokens', 'int8'], ['events', 'int8'], ['cache_write_tokens', 'int8'], ['unpriced_tokens', 'int8'],
+  ['squad_id', 'uuid'],
+  ['period', 'text'],
+  ['scope', 'text'],
+  ['scope_key', 'text'],
+  ['cost_cents', 'int8'],
+  ['input_tokens', 'int8'],
+  ['cached_input_tokens', 'int8'],
+  ['output_tokens', 'int8'],
+  ['subscription_tokens', 'int8'],
+  ['events', 'int8'],
+  ['cache_write_tokens', 'int8'],
+  ['unpriced_tokens', 'int8'],
 ] as const
 
 export class PgCostRepository implements CostRepository {
@@ -93,7 +117,9 @@ export class PgCostRepository implements CostRepository {
         sums.set(id, sum)
       }
     }
-    const ordered = [...sums.values()].sort((a, b) => compare(a.squadId, b.squadId) || scopeRank[a.key.scope] - scopeRank[b.key.scope] || compare(a.key.period, b.key.period) || compare(a.key.key, b.key.key))
+    const ordered = [...sums.values()].sort(
+      (a, b) => compare(a.squadId, b.squadId) || scopeRank[a.key.scope] - scopeRank[b.key.scope] || compare(a.key.period, b.key.period) || compare(a.key.key, b.key.key),
+    )
     const squadIds = [...new Set(entries.map((x) => x.event.squadId))]
     const agentIds = [...new Set(entries.map((x) => x.event.agentId))]
     const projectIds = [...new Set(entries.flatMap((x) => (x.event.projectId ? [x.event.projectId] : [])))]
@@ -112,19 +138,41 @@ export class PgCostRepository implements CostRepository {
     // Rows as one JSON parameter each (see recordset): one statement text whatever the batch size.
     const values = recordset(
       ordered.map(({ squadId, key: k, delta: d }) => ({
-        squad_id: squadId, period: k.period, scope: k.scope, scope_key: k.key, cost_cents: d.costCents, input_tokens: d.inputTokens,
-        cached_input_tokens: d.cachedInputTokens, output_tokens: d.outputTokens, subscription_tokens: d.subscriptionTokens, events: d.events,
-        cache_write_tokens: d.cacheWriteTokens, unpriced_tokens: d.unpricedTokens,
+        squad_id: squadId,
+        period: k.period,
+        scope: k.scope,
+        scope_key: k.key,
+        cost_cents: d.costCents,
+        input_tokens: d.inputTokens,
+        cached_input_tokens: d.cachedInputTokens,
+        output_tokens: d.outputTokens,
+        subscription_tokens: d.subscriptionTokens,
+        events: d.events,
+        cache_write_tokens: d.cacheWriteTokens,
+        unpriced_tokens: d.unpricedTokens,
       })),
       rollupValueColumns,
       gate,
     )
     const events = recordset(
       entries.map(({ event: e }) => ({
-        id: e.id, squad_id: e.squadId, agent_id: e.agentId, issue_id: e.issueId, project_id: e.projectId, provider: e.provider, biller: e.biller,
-        billing_type: e.billingType, model: e.model, input_tokens: e.inputTokens, cached_input_tokens: e.cachedInputTokens,
-        output_tokens: e.outputTokens, cost_cents: e.costCents, billing_code: e.billingCode, occurred_at: e.occurredAt,
-        cache_write_tokens: e.cacheWriteTokens, cost_status: e.costStatus,
+        id: e.id,
+        squad_id: e.squadId,
+        agent_id: e.agentId,
+        issue_id: e.issueId,
+        project_id: e.projectId,
+        provider: e.provider,
+        biller: e.biller,
+        billing_type: e.billingType,
+        model: e.model,
+        input_tokens: e.inputTokens,
+        cached_input_tokens: e.cachedInputTokens,
+        output_tokens: e.outputTokens,
+        cost_cents: e.costCents,
+        billing_code: e.billingCode,
+        occurred_at: e.occurredAt,
+        cache_write_tokens: e.cacheWriteTokens,
+        cost_status: e.costStatus,
       })),
       eventColumns,
       gate,

@@ -45,7 +45,7 @@ export class PgDashboardRepository implements DashboardRepository {
       from (select 1) one
       left join cost_rollups r on r.squad_id = ${squadId} and r.period = ${input.period} and r.scope = 'squad' and r.scope_key = ''`.execute(this.db())
     const r = rows[0] ?? {}
-    const pairs = (v: unknown) => Object.fromEntries(((typeof v === 'string' ? JSON.parse(v) : v ?? []) as Array<[string, number]>).map(([k, n]) => [k, Number(n)]))
+    const pairs = (v: unknown) => Object.fromEntries(((typeof v === 'string' ? JSON.parse(v) : (v ?? [])) as Array<[string, number]>).map(([k, n]) => [k, Number(n)]))
     return {
       issues: pairs(r.issueCounts),
       agents: pairs(r.agentCounts),
@@ -89,7 +89,7 @@ export class PgDashboardRepository implements DashboardRepository {
            select * from pending order by n desc, squad_id limit ${max}) x) as "approvals",
         (select count(*) from pending) as "approvalSquads"`.execute(this.db())
     const r = rows[0] ?? {}
-    const list = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v ?? []) as unknown[][]
+    const list = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : (v ?? [])) as unknown[][]
     return {
       runsInFlight: list(r.runs).map(([status, adapterType, n]) => ({ status: status as 'queued' | 'running', adapterType: String(adapterType), count: Number(n) })),
       spend: list(r.spend).map(([squadId, name, ...f]) => ({

@@ -38,7 +38,9 @@ export class PgEventFeed implements EventFeed {
       ) e order by txid, source, key limit ${limit}`.execute(this.db())
     if (rows.length >= limit) return { events: rows, pending: true }
     // Committed but not final yet (an older transaction is still open): the caller reads again soon.
-    const { rows: [waiting] } = await sql<{ pending: boolean }>`
+    const {
+      rows: [waiting],
+    } = await sql<{ pending: boolean }>`
       with h as (select ${visibilityHorizon()} as horizon)
       select exists (select 1 from activity a, h where a.txid is not null and a.txid >= h.horizon${ofSquad('a')})
           or exists (select 1 from heartbeat_run_output o, h where o.txid >= h.horizon${ofSquad('o')}) as pending`.execute(this.db())
@@ -46,7 +48,9 @@ export class PgEventFeed implements EventFeed {
   }
 
   async head(): Promise<string> {
-    const { rows: [row] } = await sql<{ activity: string | null; output: string | null }>`
+    const {
+      rows: [row],
+    } = await sql<{ activity: string | null; output: string | null }>`
       with h as (select ${visibilityHorizon()} as horizon)
       select (select a.txid::text || '-0-' || a.id::text from activity a, h
                where a.txid is not null and a.txid < h.horizon order by a.txid desc, a.id desc limit 1) as activity,
@@ -60,14 +64,18 @@ export class PgEventFeed implements EventFeed {
     if (cursor === '0' || !isEventCursor(cursor)) return undefined
     const { txid, source, key } = parse(cursor)
     if (source === 0 && /^[0-9a-f-]{36}$/.test(key)) {
-      const { rows: [row] } = await sql<{ createdAt: Date }>`
+      const {
+        rows: [row],
+      } = await sql<{ createdAt: Date }>`
         select created_at as "createdAt" from activity where id = ${key}::uuid and txid = ${txid}::bigint`.execute(this.db())
       return row?.createdAt
     }
     if (source === 1 && /^\d{1,19}$/.test(key)) {
       // A run keeps only the tail of its output, so the chunk itself may be gone while the place in
       // the feed is still good: then the nearest event before it (or else after it) dates that place.
-      const { rows: [row] } = await sql<{ createdAt: Date | null }>`
+      const {
+        rows: [row],
+      } = await sql<{ createdAt: Date | null }>`
         with h as (select ${visibilityHorizon()} as horizon)
         select case when ${txid}::bigint >= (select horizon from h) then null else coalesce(
                  (select created_at from heartbeat_run_output where id = ${key}::bigint and txid = ${txid}::bigint),

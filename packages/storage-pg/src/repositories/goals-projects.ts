@@ -16,11 +16,23 @@ export class PgGoalRepository implements GoalRepository {
 
   async list(squadId: string, page: { limit: number; offset?: number }): Promise<Goal[]> {
     // Ids are UUIDv7, so id order is creation order (index goals_squad).
-    return this.db().selectFrom('goals').selectAll().where('squadId', '=', squadId).orderBy('id').limit(page.limit).offset(page.offset ?? 0).execute()
+    return this.db()
+      .selectFrom('goals')
+      .selectAll()
+      .where('squadId', '=', squadId)
+      .orderBy('id')
+      .limit(page.limit)
+      .offset(page.offset ?? 0)
+      .execute()
   }
 
   async update(id: string, patch: GoalPatch): Promise<Goal | undefined> {
-    return this.db().updateTable('goals').set({ ...patch, updatedAt: now() }).where('id', '=', id).returningAll().executeTakeFirst()
+    return this.db()
+      .updateTable('goals')
+      .set({ ...patch, updatedAt: now() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst()
   }
 
   async delete(id: string): Promise<boolean> {
@@ -43,11 +55,23 @@ export class PgProjectRepository implements ProjectRepository {
   }
 
   async list(squadId: string, page: { limit: number; offset?: number }): Promise<Project[]> {
-    return this.db().selectFrom('projects').selectAll().where('squadId', '=', squadId).orderBy('id').limit(page.limit).offset(page.offset ?? 0).execute()
+    return this.db()
+      .selectFrom('projects')
+      .selectAll()
+      .where('squadId', '=', squadId)
+      .orderBy('id')
+      .limit(page.limit)
+      .offset(page.offset ?? 0)
+      .execute()
   }
 
   async update(id: string, patch: ProjectPatch): Promise<Project | undefined> {
-    return this.db().updateTable('projects').set({ ...patch, updatedAt: now() }).where('id', '=', id).returningAll().executeTakeFirst()
+    return this.db()
+      .updateTable('projects')
+      .set({ ...patch, updatedAt: now() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst()
   }
 
   async delete(id: string): Promise<boolean> {

@@ -1,13 +1,34 @@
 import { sql, type Kysely } from 'kysely'
 import type {
-  HeartbeatRun, HeartbeatRunFilter, HeartbeatRunLiveness, HeartbeatRunRepository, HeartbeatRunStatus, IssueSummary, NewHeartbeatRun,
-  RunFinish, RunSlotCaps, RunStart, RunUsageDelta,
+  HeartbeatRun,
+  HeartbeatRunFilter,
+  HeartbeatRunLiveness,
+  HeartbeatRunRepository,
+  HeartbeatRunStatus,
+  IssueSummary,
+  NewHeartbeatRun,
+  RunFinish,
+  RunSlotCaps,
+  RunStart,
+  RunUsageDelta,
 } from '@slaw/core'
 import type { Database, Row } from '../schema.js'
 import { now } from '../sql-helpers.js'
 
 /** The run record: its token and cost columns gathered into `usage` (int8 may come back as strings). */
-export const toRun = ({ inputTokens, outputTokens, costCents, cachedInputTokens, cacheWriteTokens, unpricedTokens, costStatus, provider, biller, billingType, ...run }: Row<'heartbeatRuns'>): HeartbeatRun => ({
+export const toRun = ({
+  inputTokens,
+  outputTokens,
+  costCents,
+  cachedInputTokens,
+  cacheWriteTokens,
+  unpricedTokens,
+  costStatus,
+  provider,
+  biller,
+  billingType,
+  ...run
+}: Row<'heartbeatRuns'>): HeartbeatRun => ({
   ...run,
   usage: {
     inputTokens: Number(inputTokens),
@@ -34,7 +55,12 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
   private async countDay(squadId: string, createdAt: Date, from: string | null, to: string): Promise<void> {
     const day = sql`(${createdAt}::timestamptz at time zone 'UTC')::date`
     // Append-only deltas: no row is shared between writers, so nothing waits here (see 0005-runs).
-    const deltas = from ? [{ status: from, by: -1 }, { status: to, by: 1 }] : [{ status: to, by: 1 }]
+    const deltas = from
+      ? [
+          { status: from, by: -1 },
+          { status: to, by: 1 },
+        ]
+      : [{ status: to, by: 1 }]
     await sql`insert into heartbeat_run_days (squad_id, day, status, runs)
               values ${sql.join(deltas.map((d) => sql`(${squadId}, ${day}, ${d.status}, ${d.by})`))}`.execute(this.db())
   }
@@ -182,8 +208,24 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
     const agent = await this.db().selectFrom('agents').select('squadId').where('id', '=', agentId).executeTakeFirst()
     if (!agent) return { running: [], last: null, queued: 0 }
     const [active, last] = await Promise.all([
-      this.db().selectFrom('heartbeatRuns').selectAll().where('squadId', '=', agent.squadId).where('agentId', '=', agentId).where('status', 'in', ['queued', 'running']).orderBy('id', 'desc').limit(100).execute(),
-      this.db().selectFrom('heartbeatRuns').selectAll().where('squadId', '=', agent.squadId).where('agentId', '=', agentId).where('status', 'not in', ['queued', 'running']).orderBy('id', 'desc').limit(1).executeTakeFirst(),
+      this.db()
+        .selectFrom('heartbeatRuns')
+        .selectAll()
+        .where('squadId', '=', agent.squadId)
+        .where('agentId', '=', agentId)
+        .where('status', 'in', ['queued', 'running'])
+        .orderBy('id', 'desc')
+        .limit(100)
+        .execute(),
+      this.db()
+        .selectFrom('heartbeatRuns')
+        .selectAll()
+        .where('squadId', '=', agent.squadId)
+        .where('agentId', '=', agentId)
+        .where('status', 'not in', ['queued', 'running'])
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst(),
     ])
     return { running: active.filter((r) => r.status === 'running').map(toRun), last: last ? toRun(last) : null, queued: active.filter((r) => r.status === 'queued').length }
   }

@@ -1,8 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type {
-  Comment, CommentRepository, DocumentRepository, DocumentWrite, Interaction, InteractionRepository, InteractionStatus, IssueDocument,
-  NewComment, NewInteraction,
-} from '@slaw/core'
+import type { Comment, CommentRepository, DocumentRepository, DocumentWrite, Interaction, InteractionRepository, InteractionStatus, IssueDocument, NewComment, NewInteraction } from '@slaw/core'
 import type { Database } from '../schema.js'
 import { guardUnique, json, now } from '../sql-helpers.js'
 
@@ -31,7 +28,11 @@ export class PgCommentRepository implements CommentRepository {
   }
 
   async cursor(issueId: string): Promise<{ totalComments: number; latestCommentId: string | null; latestCommentAt: Date | null }> {
-    const agg = await this.db().selectFrom('comments').select((eb) => eb.fn.countAll<number>().as('n')).where('issueId', '=', issueId).executeTakeFirstOrThrow()
+    const agg = await this.db()
+      .selectFrom('comments')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('issueId', '=', issueId)
+      .executeTakeFirstOrThrow()
     const latest = await this.db().selectFrom('comments').select(['id', 'createdAt']).where('issueId', '=', issueId).orderBy('id', 'desc').limit(1).executeTakeFirst()
     return { totalComments: Number(agg.n), latestCommentId: latest?.id ?? null, latestCommentAt: latest?.createdAt ?? null }
   }
@@ -89,12 +90,7 @@ export class PgInteractionRepository implements InteractionRepository {
         .executeTakeFirst(),
     )
     if (row) return { interaction: row, created: true }
-    const existing = await this.db()
-      .selectFrom('interactions')
-      .selectAll()
-      .where('issueId', '=', x.issueId)
-      .where('idempotencyKey', '=', x.idempotencyKey)
-      .executeTakeFirstOrThrow()
+    const existing = await this.db().selectFrom('interactions').selectAll().where('issueId', '=', x.issueId).where('idempotencyKey', '=', x.idempotencyKey).executeTakeFirstOrThrow()
     return { interaction: existing, created: false }
   }
 

@@ -5,8 +5,24 @@ import { guardUnique, now, priorityRank } from '../sql-helpers.js'
 
 /** The issue record's columns (the table also holds the priority rank and the search document). */
 export const issueColumns = [
-  'id', 'squadId', 'number', 'identifier', 'title', 'description', 'status', 'priority', 'assigneeAgentId', 'assigneeUserId',
-  'checkoutAgentId', 'checkedOutAt', 'parentId', 'goalId', 'projectId', 'billingCode', 'createdAt', 'updatedAt',
+  'id',
+  'squadId',
+  'number',
+  'identifier',
+  'title',
+  'description',
+  'status',
+  'priority',
+  'assigneeAgentId',
+  'assigneeUserId',
+  'checkoutAgentId',
+  'checkedOutAt',
+  'parentId',
+  'goalId',
+  'projectId',
+  'billingCode',
+  'createdAt',
+  'updatedAt',
 ] as const
 type IssueRow = Pick<Row<'issues'>, (typeof issueColumns)[number]>
 /** `returning` of a raw statement: the issue columns under their record names. */
@@ -45,9 +61,11 @@ export class PgIssueRepository implements IssueRepository {
     // Two nodes' batches spanning the same squads may lock them in different orders: PostgreSQL
     // aborts one as a deadlock, and the service retries that batch create by create.
     const values = sql.join(
-      issues.map((i, ord) => sql`(${ord}::int, ${i.id}::uuid, ${i.squadId}::uuid, ${i.title}::text, ${i.description}::text, ${i.status}::text,
+      issues.map(
+        (i, ord) => sql`(${ord}::int, ${i.id}::uuid, ${i.squadId}::uuid, ${i.title}::text, ${i.description}::text, ${i.status}::text,
         ${i.priority}::text, ${priorityRank[i.priority] ?? 2}::int, ${i.assigneeAgentId}::uuid, ${i.assigneeUserId}::text, ${i.parentId}::uuid,
-        ${i.goalId}::uuid, ${i.projectId}::uuid, ${i.billingCode}::text)`),
+        ${i.goalId}::uuid, ${i.projectId}::uuid, ${i.billingCode}::text)`,
+      ),
     )
     const { rows } = await guardUnique(
       sql<IssueRow & { ord: number }>`
@@ -104,7 +122,11 @@ export class PgIssueRepository implements IssueRepository {
       q = q.where(sql<boolean>`(search @@ websearch_to_tsquery('english', ${f.q}) or search @@ websearch_to_tsquery('simple', ${f.q})
         or id in (select c.issue_id from comments c where c.squad_id = ${f.squadId} and c.search @@ websearch_to_tsquery('english', ${f.q})))`)
     }
-    return q.orderBy('id', 'desc').limit(f.limit).offset(f.offset ?? 0).execute()
+    return q
+      .orderBy('id', 'desc')
+      .limit(f.limit)
+      .offset(f.offset ?? 0)
+      .execute()
   }
 
   async inbox(agentId: string, statuses: IssueStatus[], limit: number): Promise<IssueSummary[]> {
@@ -162,7 +184,11 @@ export class PgIssueRepository implements IssueRepository {
     // run one after the other (the later one wins whole) instead of colliding on the primary key.
     await this.db().selectFrom('issues').select('id').where('id', '=', issueId).forUpdate().execute()
     await this.db().deleteFrom('issueBlockers').where('issueId', '=', issueId).execute()
-    if (ids.length) await this.db().insertInto('issueBlockers').values(ids.map((b) => ({ issueId, blockedByIssueId: b }))).execute()
+    if (ids.length)
+      await this.db()
+        .insertInto('issueBlockers')
+        .values(ids.map((b) => ({ issueId, blockedByIssueId: b })))
+        .execute()
   }
 
   async blockedBy(issueId: string): Promise<IssueRef[]> {
@@ -191,8 +217,12 @@ export class PgIssueRepository implements IssueRepository {
       .selectFrom('issues')
       .select(issueColumns)
       .select([
-        sql<IssueRef[]>`coalesce((select json_agg(${ref('bi')} order by bi.id) from issue_blockers b join issues bi on bi.id = b.blocked_by_issue_id where b.issue_id = issues.id), '[]'::json)`.as('blockedByLinks'),
-        sql<IssueRef[]>`coalesce((select json_agg(${ref('ki')} order by ki.id) from issue_blockers k join issues ki on ki.id = k.issue_id where k.blocked_by_issue_id = issues.id), '[]'::json)`.as('blocksLinks'),
+        sql<IssueRef[]>`coalesce((select json_agg(${ref('bi')} order by bi.id) from issue_blockers b join issues bi on bi.id = b.blocked_by_issue_id where b.issue_id = issues.id), '[]'::json)`.as(
+          'blockedByLinks',
+        ),
+        sql<IssueRef[]>`coalesce((select json_agg(${ref('ki')} order by ki.id) from issue_blockers k join issues ki on ki.id = k.issue_id where k.blocked_by_issue_id = issues.id), '[]'::json)`.as(
+          'blocksLinks',
+        ),
       ])
       .where('id', '=', id)
       .executeTakeFirst()

@@ -27,13 +27,7 @@ export class PgJobRepository implements JobRepository {
       returning *`.execute(this.db())
     const row = rows[0]
     if (row) return row
-    const existing = await this.db()
-      .selectFrom('jobs')
-      .selectAll()
-      .where('kind', '=', j.kind)
-      .where('dedupeKey', '=', j.dedupeKey)
-      .where('status', 'in', ['queued', 'running'])
-      .executeTakeFirst()
+    const existing = await this.db().selectFrom('jobs').selectAll().where('kind', '=', j.kind).where('dedupeKey', '=', j.dedupeKey).where('status', 'in', ['queued', 'running']).executeTakeFirst()
     // Finished between the conflict and the read: enqueue again (it is no longer a duplicate).
     return existing ?? this.enqueue(j)
   }

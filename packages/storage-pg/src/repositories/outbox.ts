@@ -21,8 +21,8 @@ export class PgOutboxRepository implements OutboxRepository {
   /** Publishes final rows. Serialised by an advisory lock so two publishers never interleave. */
   private async publish(): Promise<void> {
     const run = async (trx: Kysely<Database>) => {
-        await sql`select pg_advisory_xact_lock(7310001)`.execute(trx)
-        await sql`
+      await sql`select pg_advisory_xact_lock(7310001)`.execute(trx)
+      await sql`
           update outbox o set pub_seq = p.seq
             from (
               select id, nextval('outbox_pub_seq') as seq

@@ -1,7 +1,19 @@
 import { sql, type Kysely } from 'kysely'
 import type {
-  DueSchedule, EnvBinding, NewRoutine, NewRoutineRun, NewRoutineTrigger, Routine, RoutinePatch, RoutineRepository, RoutineRevision, RoutineRun,
-  RoutineRunEnv, RoutineRunPatch, RoutineTrigger, RoutineTriggerPatch,
+  DueSchedule,
+  EnvBinding,
+  NewRoutine,
+  NewRoutineRun,
+  NewRoutineTrigger,
+  Routine,
+  RoutinePatch,
+  RoutineRepository,
+  RoutineRevision,
+  RoutineRun,
+  RoutineRunEnv,
+  RoutineRunPatch,
+  RoutineTrigger,
+  RoutineTriggerPatch,
 } from '@slaw/core'
 import type { Database, Row } from '../schema.js'
 import { json, now } from '../sql-helpers.js'
@@ -40,7 +52,14 @@ export class PgRoutineRepository implements RoutineRepository {
   }
 
   async list(squadId: string, page: { limit: number; offset?: number }): Promise<Routine[]> {
-    return this.db().selectFrom('routines').selectAll().where('squadId', '=', squadId).orderBy('id').limit(page.limit).offset(page.offset ?? 0).execute()
+    return this.db()
+      .selectFrom('routines')
+      .selectAll()
+      .where('squadId', '=', squadId)
+      .orderBy('id')
+      .limit(page.limit)
+      .offset(page.offset ?? 0)
+      .execute()
   }
 
   async update(id: string, patch: RoutinePatch): Promise<Routine | undefined> {
@@ -175,11 +194,23 @@ export class PgRoutineRepository implements RoutineRepository {
   }
 
   async updateRun(id: string, patch: RoutineRunPatch): Promise<RoutineRun | undefined> {
-    return this.db().updateTable('routineRuns').set(jsonColumns(patch, ['variables', 'payload'])).where('id', '=', id).returningAll().executeTakeFirst()
+    return this.db()
+      .updateTable('routineRuns')
+      .set(jsonColumns(patch, ['variables', 'payload']))
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst()
   }
 
   async listRuns(routineId: string, page: { limit: number; offset?: number }): Promise<RoutineRun[]> {
-    return this.db().selectFrom('routineRuns').selectAll().where('routineId', '=', routineId).orderBy('id', 'desc').limit(page.limit).offset(page.offset ?? 0).execute()
+    return this.db()
+      .selectFrom('routineRuns')
+      .selectAll()
+      .where('routineId', '=', routineId)
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset ?? 0)
+      .execute()
   }
 
   async activeRun(routineId: string): Promise<RoutineRun | undefined> {
@@ -198,12 +229,7 @@ export class PgRoutineRepository implements RoutineRepository {
   }
 
   async envForRun(routineRunId: string): Promise<Record<string, EnvBinding> | null> {
-    const row = await this.db()
-      .selectFrom('routineRuns as rr')
-      .innerJoin('routines as r', 'r.id', 'rr.routineId')
-      .select('r.env')
-      .where('rr.id', '=', routineRunId)
-      .executeTakeFirst()
+    const row = await this.db().selectFrom('routineRuns as rr').innerJoin('routines as r', 'r.id', 'rr.routineId').select('r.env').where('rr.id', '=', routineRunId).executeTakeFirst()
     return row ? row.env : null
   }
 

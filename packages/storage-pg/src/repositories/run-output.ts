@@ -3,7 +3,15 @@ import type { NewRunOutputChunk, RunOutputChunk, RunOutputStore } from '@slaw/co
 import type { Database } from '../schema.js'
 import { recordset } from '../sql-helpers.js'
 
-const columns = [['run_id', 'uuid'], ['squad_id', 'uuid'], ['agent_id', 'uuid'], ['issue_id', 'uuid'], ['stream', 'text'], ['text', 'text'], ['"offset"', 'bigint']] as const
+const columns = [
+  ['run_id', 'uuid'],
+  ['squad_id', 'uuid'],
+  ['agent_id', 'uuid'],
+  ['issue_id', 'uuid'],
+  ['stream', 'text'],
+  ['text', 'text'],
+  ['"offset"', 'bigint'],
+] as const
 
 /** Run output chunks (migration 0013); every row is also a `run.output` event of the feed. */
 export class PgRunOutputStore implements RunOutputStore {

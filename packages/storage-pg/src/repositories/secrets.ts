@@ -1,15 +1,41 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type {
-  BindingColumnRef, BindingHit, EncryptedColumnRef, EncryptedRow, NewSecret, NewSecretAccessEvent, NewSecretProviderConfig, NewSecretVersion,
-  SecretAccessEvent, SecretPatch, SecretProviderConfigPatch, SecretProviderConfigRecord, SecretRecord, SecretRepository,
+  BindingColumnRef,
+  BindingHit,
+  EncryptedColumnRef,
+  EncryptedRow,
+  NewSecret,
+  NewSecretAccessEvent,
+  NewSecretProviderConfig,
+  NewSecretVersion,
+  SecretAccessEvent,
+  SecretPatch,
+  SecretProviderConfigPatch,
+  SecretProviderConfigRecord,
+  SecretRecord,
+  SecretRepository,
   SecretVersionRecord,
 } from '@slaw/core'
 import type { Database } from '../schema.js'
 import { guardUnique, json, now } from '../sql-helpers.js'
 
 const secretColumns = [
-  'id', 'squadId', 'key', 'name', 'provider', 'providerConfigId', 'status', 'managedMode', 'externalRef', 'latestVersion', 'description',
-  'providerMetadata', 'lastResolvedAt', 'lastRotatedAt', 'createdAt', 'updatedAt',
+  'id',
+  'squadId',
+  'key',
+  'name',
+  'provider',
+  'providerConfigId',
+  'status',
+  'managedMode',
+  'externalRef',
+  'latestVersion',
+  'description',
+  'providerMetadata',
+  'lastResolvedAt',
+  'lastRotatedAt',
+  'createdAt',
+  'updatedAt',
 ] as const
 
 /** Snake-case SQL identifiers only: registry entries name tables and columns, never user input. */
@@ -90,8 +116,13 @@ export class PgSecretRepository implements SecretRepository {
       .leftJoin('secretVersions as v', (j) => j.onRef('v.secretId', '=', 's.id').on('v.version', '=', wanted))
       .select(secretColumns.map((c) => `s.${c}` as const))
       .select([
-        'v.version as vVersion', 'v.provider as vProvider', 'v.providerConfigId as vProviderConfigId', 'v.ref as vRef', 'v.keyId as vKeyId',
-        'v.providerVersionRef as vProviderVersionRef', 'v.createdAt as vCreatedAt',
+        'v.version as vVersion',
+        'v.provider as vProvider',
+        'v.providerConfigId as vProviderConfigId',
+        'v.ref as vRef',
+        'v.keyId as vKeyId',
+        'v.providerVersionRef as vProviderVersionRef',
+        'v.createdAt as vCreatedAt',
       ])
       .where('s.id', '=', id)
       .executeTakeFirst()
@@ -102,7 +133,16 @@ export class PgSecretRepository implements SecretRepository {
       version:
         vVersion === null || vVersion === undefined
           ? undefined
-          : { secretId: id, version: vVersion, provider: vProvider!, providerConfigId: vProviderConfigId ?? null, ref: vRef!, keyId: vKeyId ?? null, providerVersionRef: vProviderVersionRef ?? null, createdAt: vCreatedAt! },
+          : {
+              secretId: id,
+              version: vVersion,
+              provider: vProvider!,
+              providerConfigId: vProviderConfigId ?? null,
+              ref: vRef!,
+              keyId: vKeyId ?? null,
+              providerVersionRef: vProviderVersionRef ?? null,
+              createdAt: vCreatedAt!,
+            },
     }
   }
 
@@ -158,7 +198,11 @@ export class PgSecretRepository implements SecretRepository {
   // Provider configurations ---------------------------------------------------------------------
 
   async insertProviderConfig(c: NewSecretProviderConfig): Promise<SecretProviderConfigRecord> {
-    return this.db().insertInto('secretProviderConfigs').values({ ...c, config: json(c.config) }).returningAll().executeTakeFirstOrThrow()
+    return this.db()
+      .insertInto('secretProviderConfigs')
+      .values({ ...c, config: json(c.config) })
+      .returningAll()
+      .executeTakeFirstOrThrow()
   }
 
   async getProviderConfig(id: string): Promise<SecretProviderConfigRecord | undefined> {
@@ -212,7 +256,11 @@ export class PgSecretRepository implements SecretRepository {
 
   async claimMasterKeyId(keyId: string): Promise<string> {
     // Several nodes may start at once: the first insert wins, everyone reads the winner.
-    await this.db().insertInto('slawMasterKey').values({ id: 1, keyId }).onConflict((oc) => oc.column('id').doNothing()).execute()
+    await this.db()
+      .insertInto('slawMasterKey')
+      .values({ id: 1, keyId })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute()
     return (await this.getMasterKeyId())!
   }
 

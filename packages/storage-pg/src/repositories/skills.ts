@@ -1,21 +1,22 @@
 import { sql, type Kysely } from 'kysely'
-import type {
-  CatalogDescriptorWrite, CatalogSkill, CatalogSkillSummary, CatalogSkillWrite, NewSquadSkill, SkillRepository, SquadSkill,
-  SquadSkillPatch, SquadSkillSummary,
-} from '@slaw/core'
+import type { CatalogDescriptorWrite, CatalogSkill, CatalogSkillSummary, CatalogSkillWrite, NewSquadSkill, SkillRepository, SquadSkill, SquadSkillPatch, SquadSkillSummary } from '@slaw/core'
 import type { Database } from '../schema.js'
 import { guardUnique, json, now } from '../sql-helpers.js'
 
 const summaryColumns = ['id', 'squadId', 'key', 'name', 'description', 'sourceType', 'trustLevel', 'version', 'contentHash', 'createdAt', 'updatedAt'] as const
-const catalogSummaryColumns = [
-  'key', 'slug', 'name', 'description', 'category', 'trustLevel', 'version', 'contentHash', 'hasFiles', 'metadata', 'updatedAt', 'catalogVersion', 'storedAt',
-] as const
+const catalogSummaryColumns = ['key', 'slug', 'name', 'description', 'category', 'trustLevel', 'version', 'contentHash', 'hasFiles', 'metadata', 'updatedAt', 'catalogVersion', 'storedAt'] as const
 
 export class PgSkillRepository implements SkillRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
 
   async insert(s: NewSquadSkill): Promise<SquadSkill> {
-    return guardUnique(this.db().insertInto('skills').values({ ...s, files: json(s.files) }).returningAll().executeTakeFirstOrThrow())
+    return guardUnique(
+      this.db()
+        .insertInto('skills')
+        .values({ ...s, files: json(s.files) })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    )
   }
 
   async get(id: string): Promise<SquadSkill | undefined> {
@@ -65,7 +66,11 @@ export class PgSkillRepository implements SkillRepository {
   // The pulled tower catalog ---------------------------------------------------------------------
 
   async catalogList(): Promise<CatalogSkillSummary[]> {
-    return this.db().selectFrom('towerSkillCatalog').select([...catalogSummaryColumns]).orderBy('key').execute()
+    return this.db()
+      .selectFrom('towerSkillCatalog')
+      .select([...catalogSummaryColumns])
+      .orderBy('key')
+      .execute()
   }
 
   async catalogGet(key: string): Promise<CatalogSkill | undefined> {

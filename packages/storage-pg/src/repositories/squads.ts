@@ -47,7 +47,12 @@ export class PgSquadRepository implements SquadRepository {
   }
 
   async update(id: string, patch: SquadPatch): Promise<Squad | undefined> {
-    const row = await this.db().updateTable('squads').set({ ...patch, updatedAt: now() }).where('id', '=', id).returningAll().executeTakeFirst()
+    const row = await this.db()
+      .updateTable('squads')
+      .set({ ...patch, updatedAt: now() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst()
     return row && toSquad(row)
   }
 
@@ -57,12 +62,7 @@ export class PgSquadRepository implements SquadRepository {
   }
 
   async nextIssueNumber(id: string): Promise<number> {
-    const row = await this.db()
-      .updateTable('squads')
-      .set({ issueCounter: sql`issue_counter + 1` })
-      .where('id', '=', id)
-      .returning('issueCounter')
-      .executeTakeFirstOrThrow()
+    const row = await this.db().updateTable('squads').set({ issueCounter: sql`issue_counter + 1` }).where('id', '=', id).returning('issueCounter').executeTakeFirstOrThrow()
     return row.issueCounter
   }
 }

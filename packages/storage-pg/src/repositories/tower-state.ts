@@ -107,7 +107,11 @@ export class PgTowerStateRepository implements TowerStateRepository {
   }
 
   async scanIssues(afterId: string, limit: number): Promise<Issue[]> {
-    let q = this.db().selectFrom('issues').select([...issueColumns]).orderBy('id').limit(limit)
+    let q = this.db()
+      .selectFrom('issues')
+      .select([...issueColumns])
+      .orderBy('id')
+      .limit(limit)
     if (afterId) q = q.where('id', '>', afterId)
     return q.execute()
   }

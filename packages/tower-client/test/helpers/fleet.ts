@@ -104,7 +104,14 @@ export async function startInstance(t: Test, client: TowerClientOptions, options
   const storage = options.storage ?? pooled?.storage ?? (await pgliteStorage({ dataDir: options.dataDir! }))
   const tower = towerClient({ ...fast, ...client })
   // One master key for every node: PostgreSQL refuses to start without one, and nodes sharing a database must share it.
-  const instance = await createInstance({ storage, operatorKey: operatorToken, masterKey: '5a'.repeat(32), logger: false, tower, adapters: [{ type: 'process', wake: async () => ({ status: 'succeeded' }) }] })
+  const instance = await createInstance({
+    storage,
+    operatorKey: operatorToken,
+    masterKey: '5a'.repeat(32),
+    logger: false,
+    tower,
+    adapters: [{ type: 'process', wake: async () => ({ status: 'succeeded' }) }],
+  })
   await instance.ready()
   let closed = false
   const close = async () => {

@@ -22,13 +22,18 @@ import { startStandIn } from '@slaw/core/testing'
 type Check = ((v: unknown) => boolean) & { nullable?: boolean }
 type Shape = Record<string, Check>
 
-const text = (max: number): Check => (v) => typeof v === 'string' && v.length <= max
+const text =
+  (max: number): Check =>
+  (v) =>
+    typeof v === 'string' && v.length <= max
 const localId: Check = (v) => typeof v === 'string' && v.length >= 1 && v.length <= 64
 const count: Check = (v) => Number.isInteger(v) && (v as number) >= 0
 const time: Check = (v) => typeof v === 'string' && /^\d{4}-\d\d-\d\dT/.test(v) && !Number.isNaN(Date.parse(v))
-const oneOf = (...values: string[]): Check => (v) => typeof v === 'string' && values.includes(v)
-const flatObject: Check = (v) =>
-  !!v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => ['string', 'number', 'boolean'].includes(typeof x))
+const oneOf =
+  (...values: string[]): Check =>
+  (v) =>
+    typeof v === 'string' && values.includes(v)
+const flatObject: Check = (v) => !!v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => ['string', 'number', 'boolean'].includes(typeof x))
 /** Present, and null or valid: the reference tower's `.nullable()` without `.optional()`. */
 const nullable = (check: Check): Check => Object.assign((v: unknown) => v === null || check(v), { nullable: true })
 
@@ -98,10 +103,7 @@ const factShapes: Record<string, Shape> = {
   activity_event: {
     localId,
     squadLocalId: nullable(localId),
-    action: oneOf(
-      'agent.created', 'agent.deleted', 'squad.created', 'cost.reported',
-      'budget_soft_threshold_crossed', 'budget_hard_threshold_crossed', 'squad.budget_updated', 'agent.budget_updated',
-    ),
+    action: oneOf('agent.created', 'agent.deleted', 'squad.created', 'cost.reported', 'budget_soft_threshold_crossed', 'budget_hard_threshold_crossed', 'squad.budget_updated', 'agent.budget_updated'),
     entityRef: nullable(text(255)),
     occurredAt: time,
   },
@@ -223,9 +225,15 @@ export async function referenceTower(t: Test, options: ReferenceTowerOptions = {
     }
     const identity = body.instance as Record<string, unknown> | undefined
     const valid =
-      body.protocolVersion === 1 && !!identity && text(128)(identity.machineId) && String(identity.machineId).length >= 8 &&
-      typeof identity.instanceId === 'string' && /^[a-zA-Z0-9_-]{1,64}$/.test(identity.instanceId) && text(255)(identity.hostname) &&
-      oneOf('darwin', 'linux', 'win32')(identity.os) && text(32)(identity.slawVersion)
+      body.protocolVersion === 1 &&
+      !!identity &&
+      text(128)(identity.machineId) &&
+      String(identity.machineId).length >= 8 &&
+      typeof identity.instanceId === 'string' &&
+      /^[a-zA-Z0-9_-]{1,64}$/.test(identity.instanceId) &&
+      text(255)(identity.hostname) &&
+      oneOf('darwin', 'linux', 'win32')(identity.os) &&
+      text(32)(identity.slawVersion)
     if (!valid) throw new Refused(400, 'invalid_payload', 'enroll: invalid body')
     const id = `${String(identity!.machineId)}/${String(identity!.instanceId)}`
     let row = instances.get(id)
@@ -273,10 +281,17 @@ export async function referenceTower(t: Test, options: ReferenceTowerOptions = {
     const counts = body.counts as Record<string, unknown> | undefined
     const spend = body.spend as Record<string, unknown> | undefined
     const valid =
-      body.protocolVersion === 1 && time(body.sentAt) && oneOf('ok', 'degraded')(body.status) && count(body.uptimeSec) &&
-      !!counts && ['squads', 'agents', 'activeRuns', 'openIssues'].every((k) => count(counts[k])) &&
-      !!spend && count(spend.todayCents) && count(spend.monthCents) &&
-      Object.prototype.hasOwnProperty.call(body, 'lastEventCursor') && (body.lastEventCursor === null || typeof body.lastEventCursor === 'string')
+      body.protocolVersion === 1 &&
+      time(body.sentAt) &&
+      oneOf('ok', 'degraded')(body.status) &&
+      count(body.uptimeSec) &&
+      !!counts &&
+      ['squads', 'agents', 'activeRuns', 'openIssues'].every((k) => count(counts[k])) &&
+      !!spend &&
+      count(spend.todayCents) &&
+      count(spend.monthCents) &&
+      Object.prototype.hasOwnProperty.call(body, 'lastEventCursor') &&
+      (body.lastEventCursor === null || typeof body.lastEventCursor === 'string')
     if (!valid) throw new Refused(400, 'invalid_payload', 'heartbeat: invalid body')
     const directives = row.directives.splice(0)
     const applied = typeof body.appliedSkillCatalogVersion === 'number' ? body.appliedSkillCatalogVersion : 0

@@ -26,11 +26,7 @@ function towerTemplate(migrate: (db: Kysely<TowerDatabase>) => Promise<void>): P
 }
 
 /** An embedded database in `dataDir` (a directory, or `memory://`), migrated by the caller afterwards. */
-export async function openPglite(
-  dataDir: string,
-  migrate: (db: Kysely<TowerDatabase>) => Promise<void>,
-  templateDir = join(tmpdir(), 'slaw-tower-pglite'),
-): Promise<PGlite> {
+export async function openPglite(dataDir: string, migrate: (db: Kysely<TowerDatabase>) => Promise<void>, templateDir = join(tmpdir(), 'slaw-tower-pglite')): Promise<PGlite> {
   const memory = dataDir === 'memory://'
   if (!memory && !(await isEmptyDir(dataDir))) return PGlite.create({ dataDir, parsers })
   if (!memory) await mkdir(dataDir, { recursive: true })

@@ -6,11 +6,13 @@ import { sql, type Kysely } from 'kysely'
  * when it expires.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql.raw(`create table tower_console_sessions (
+  await sql
+    .raw(`create table tower_console_sessions (
     token_hash text primary key,
     created_at timestamptz not null default now(),
     expires_at timestamptz not null
-  )`).execute(db)
+  )`)
+    .execute(db)
   await sql.raw('create index tower_console_sessions_expires on tower_console_sessions (expires_at)').execute(db)
 }
 

@@ -14,7 +14,8 @@ export const towerSessionCookie = 'slaw_tower_session'
 
 /** Headers of every page: nothing but this origin, no inline script or style, never framed. */
 const pageHeaders = {
-  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
@@ -22,8 +23,7 @@ const pageHeaders = {
   'content-type': 'text/html; charset=utf-8',
 }
 
-const escape = (value: unknown): string =>
-  String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+const escapeHtml = (value: unknown): string => String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 const money = (cents: number | undefined): string => (cents === undefined ? '—' : `$${(cents / 100).toFixed(2)}`)
 
@@ -42,7 +42,7 @@ function page(title: string, body: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)}</title>
+<title>${escapeHtml(title)}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/fleet.css">
 <script src="/fleet.js" defer></script>
@@ -82,16 +82,16 @@ function fleetPage(instances: InstanceView[], squads: Map<string, { name: string
         .map((i) => {
           const own = squads.get(i.id) ?? []
           const label = `${i.hostname} (${i.instanceId})`
-          return `<li class="card" aria-label="${escape(label)}">
-<h3>${escape(i.hostname)} <span class="badge ${i.online ? 'online' : 'offline'}">${i.online ? 'online' : 'offline'}</span></h3>
+          return `<li class="card" aria-label="${escapeHtml(label)}">
+<h3>${escapeHtml(i.hostname)} <span class="badge ${i.online ? 'online' : 'offline'}">${i.online ? 'online' : 'offline'}</span></h3>
 <dl>
-<dt>Instance</dt><dd>${escape(i.instanceId)}</dd>
-<dt>Last seen</dt><dd>${i.lastSeenAt ? `<time datetime="${escape(i.lastSeenAt)}">${escape(ago(i.lastSeenAt, now))}</time>` : 'never'}</dd>
-<dt>Version</dt><dd>${escape(i.slawVersion)}</dd>
-<dt>Enrollment</dt><dd>${escape(i.state ?? 'none')}</dd>
+<dt>Instance</dt><dd>${escapeHtml(i.instanceId)}</dd>
+<dt>Last seen</dt><dd>${i.lastSeenAt ? `<time datetime="${escapeHtml(i.lastSeenAt)}">${escapeHtml(ago(i.lastSeenAt, now))}</time>` : 'never'}</dd>
+<dt>Version</dt><dd>${escapeHtml(i.slawVersion)}</dd>
+<dt>Enrollment</dt><dd>${escapeHtml(i.state ?? 'none')}</dd>
 <dt>Spend today</dt><dd>${money(i.spend?.todayCents)}</dd>
 <dt>Month to date</dt><dd>${money(i.spend?.monthCents)}</dd>
-<dt>Squads</dt><dd>${own.length ? own.map((s) => `${escape(s.name)}${s.status && s.status !== 'active' ? ` <span class="muted">(${escape(s.status)})</span>` : ''}`).join(', ') : '<span class="muted">none synced</span>'}</dd>
+<dt>Squads</dt><dd>${own.length ? own.map((s) => `${escapeHtml(s.name)}${s.status && s.status !== 'active' ? ` <span class="muted">(${escapeHtml(s.status)})</span>` : ''}`).join(', ') : '<span class="muted">none synced</span>'}</dd>
 </dl>
 </li>`
         })
@@ -100,18 +100,18 @@ function fleetPage(instances: InstanceView[], squads: Map<string, { name: string
   const pendingCards = pending
     .map((e) => {
       const who = `${e.instance.hostname} (${e.instance.instanceId})`
-      return `<li class="card" aria-label="Enrollment of ${escape(who)}">
-<h3>${escape(e.instance.hostname)}</h3>
+      return `<li class="card" aria-label="Enrollment of ${escapeHtml(who)}">
+<h3>${escapeHtml(e.instance.hostname)}</h3>
 <dl>
-<dt>Instance</dt><dd>${escape(e.instance.instanceId)}</dd>
-<dt>Machine</dt><dd>${escape(e.instance.machineId)}</dd>
-<dt>OS</dt><dd>${escape(e.instance.os)}</dd>
-<dt>Version</dt><dd>${escape(e.instance.slawVersion)}</dd>
-<dt>Asked</dt><dd><time datetime="${escape(e.createdAt)}">${escape(ago(e.createdAt, now))}</time></dd>
+<dt>Instance</dt><dd>${escapeHtml(e.instance.instanceId)}</dd>
+<dt>Machine</dt><dd>${escapeHtml(e.instance.machineId)}</dd>
+<dt>OS</dt><dd>${escapeHtml(e.instance.os)}</dd>
+<dt>Version</dt><dd>${escapeHtml(e.instance.slawVersion)}</dd>
+<dt>Asked</dt><dd><time datetime="${escapeHtml(e.createdAt)}">${escapeHtml(ago(e.createdAt, now))}</time></dd>
 </dl>
 <div class="actions">
-<button type="button" class="primary" data-action="approve" data-id="${escape(e.id)}" aria-label="Approve ${escape(who)}">Approve</button>
-<button type="button" class="danger" data-action="reject" data-id="${escape(e.id)}" aria-label="Reject ${escape(who)}">Reject</button>
+<button type="button" class="primary" data-action="approve" data-id="${escapeHtml(e.id)}" aria-label="Approve ${escapeHtml(who)}">Approve</button>
+<button type="button" class="danger" data-action="reject" data-id="${escapeHtml(e.id)}" aria-label="Reject ${escapeHtml(who)}">Reject</button>
 </div>
 </li>`
     })
@@ -198,9 +198,7 @@ export function fleetPageRoutes(opts: FleetPageOptions) {
       }
       const [instances, pending] = await Promise.all([services.fleet.list({ limit: 500 }), services.enrollments.list({ state: 'pending', limit: 500 })])
       const ids = instances.items.map((i) => i.id)
-      const rows = ids.length
-        ? await db.selectFrom('tower_entities').select(['instance_pk', 'data']).where('type', '=', 'squad').where('instance_pk', 'in', ids).orderBy('local_id').execute()
-        : []
+      const rows = ids.length ? await db.selectFrom('tower_entities').select(['instance_pk', 'data']).where('type', '=', 'squad').where('instance_pk', 'in', ids).orderBy('local_id').execute() : []
       const squads = new Map<string, { name: string; status: string }[]>()
       for (const row of rows) {
         const data = row.data as unknown as { name?: string; status?: string }
@@ -216,5 +214,4 @@ export function fleetPageRoutes(opts: FleetPageOptions) {
 }
 
 /** 403 for a cookie-authenticated mutation from another origin (core's rule, docs/console.md). */
-export const crossSite = (): TowerError =>
-  new TowerError('forbidden', "Cross-site request refused: a request that changes something must carry an Origin header equal to this tower's origin.")
+export const crossSite = (): TowerError => new TowerError('forbidden', "Cross-site request refused: a request that changes something must carry an Origin header equal to this tower's origin.")

@@ -89,24 +89,16 @@ export function ingestRoutes(opts: IngestRoutesOptions): FastifyPluginAsync {
       const authErrors = errorResponses(400, 401, 403, 426, 429)
 
       const heartbeat = { body: HeartbeatRequest, response: { 200: HeartbeatResponse, ...authErrors } } as const
-      app.post(
-        '/heartbeat',
-        { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: heartbeat },
-        async (request) => services.ingest.heartbeat(authedInstance(request), request.body),
+      app.post('/heartbeat', { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: heartbeat }, async (request) =>
+        services.ingest.heartbeat(authedInstance(request), request.body),
       )
 
       const sync = { body: SyncRequest, response: { 200: SyncResponse, ...authErrors } } as const
-      app.post(
-        '/sync',
-        { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: sync },
-        async (request) => services.ingest.sync(authedInstance(request), request.body),
-      )
+      app.post('/sync', { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: sync }, async (request) => services.ingest.sync(authedInstance(request), request.body))
 
       const manifest = { body: ManifestRequest, response: { 200: ManifestResponse, ...authErrors } } as const
-      app.post(
-        '/manifest',
-        { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: manifest },
-        async (request) => services.ingest.manifest(authedInstance(request), request.body),
+      app.post('/manifest', { config: ingestLimit, preParsing: inflate, preValidation: checkProtocolVersion, schema: manifest }, async (request) =>
+        services.ingest.manifest(authedInstance(request), request.body),
       )
 
       const skillCatalog = { response: { 200: SkillCatalog, ...authErrors } } as const
@@ -118,17 +110,13 @@ export function ingestRoutes(opts: IngestRoutesOptions): FastifyPluginAsync {
       })
 
       const getSkill = { params: SkillKeyParams, response: { 200: Skill, ...authErrors, ...errorResponses(404) } } as const
-      app.get(
-        '/skills/:key',
-        { config: ingestLimit, schema: getSkill },
-        async (request) => {
-          const instance = authedInstance(request)
-          if (!skillKeyPattern.test(request.params.key)) throw new TowerError('skill_not_found')
-          const skill = await services.skills.published(request.params.key)
-          await services.ingest.touch(instance.pk)
-          return skill
-        },
-      )
+      app.get('/skills/:key', { config: ingestLimit, schema: getSkill }, async (request) => {
+        const instance = authedInstance(request)
+        if (!skillKeyPattern.test(request.params.key)) throw new TowerError('skill_not_found')
+        const skill = await services.skills.published(request.params.key)
+        await services.ingest.touch(instance.pk)
+        return skill
+      })
     })
   }
 }

@@ -102,22 +102,13 @@ export function liveRoutes(opts: LiveRoutesOptions): FastifyPluginAsync {
         }
         if (!validateFrame(parsed)) {
           const first = validateFrame.errors?.[0]
-          return fail(
-            new TowerError('invalid_payload', `Invalid frame: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`),
-            instance === null,
-          )
+          return fail(new TowerError('invalid_payload', `Invalid frame: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`), instance === null)
         }
         const frame = parsed
         if (frame.type === 'hello') {
           if (instance) return fail(new TowerError('invalid_payload', 'Hello was already said.'), false)
           if (frame.protocolVersion < MIN_PROTOCOL_VERSION || frame.protocolVersion > PROTOCOL_VERSION) {
-            return fail(
-              new TowerError(
-                'protocol_version_unsupported',
-                `This tower accepts protocol versions ${MIN_PROTOCOL_VERSION} to ${PROTOCOL_VERSION}.`,
-              ),
-              true,
-            )
+            return fail(new TowerError('protocol_version_unsupported', `This tower accepts protocol versions ${MIN_PROTOCOL_VERSION} to ${PROTOCOL_VERSION}.`), true)
           }
           instance = await services.ingest.authenticate(frame.apiKey)
           keyOf = frame.apiKey

@@ -130,12 +130,7 @@ export const LimitInput = Type.Object({
   mode: LimitSpec.properties.mode,
 })
 
-export const QueueableDirective = DiscriminatedUnion('kind', [
-  SetSyncIntervalDirective,
-  RequestReconciliationDirective,
-  RequestLiveStreamDirective,
-  StopLiveStreamDirective,
-])
+export const QueueableDirective = DiscriminatedUnion('kind', [SetSyncIntervalDirective, RequestReconciliationDirective, RequestLiveStreamDirective, StopLiveStreamDirective])
 
 export const QueuedDirective = Type.Object({
   id: Type.Integer(),

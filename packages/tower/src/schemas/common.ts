@@ -4,8 +4,7 @@ import { ErrorBody } from '@slaw/core/ingest'
 export { ErrorBody }
 
 /** Error responses by status, for route schemas (and so the serializer never leaks extra fields). */
-export const errorResponses = <S extends number>(...statuses: S[]): Record<S, typeof ErrorBody> =>
-  Object.fromEntries(statuses.map((s) => [s, ErrorBody])) as Record<S, typeof ErrorBody>
+export const errorResponses = <S extends number>(...statuses: S[]): Record<S, typeof ErrorBody> => Object.fromEntries(statuses.map((s) => [s, ErrorBody])) as Record<S, typeof ErrorBody>
 
 /** Path ids are plain strings on purpose: a malformed id answers 404 like an unknown one, never 500. */
 export const IdParams = Type.Object({ id: Type.String() })

@@ -21,7 +21,10 @@ export type AutoApproveRuleInput =
 export type AutoApproveRule = AutoApproveRuleInput & { id: string; source: 'config' | 'admin'; createdAt: string | null }
 
 export function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.')
   return new RegExp(`^${body}$`, 'i')
 }
 

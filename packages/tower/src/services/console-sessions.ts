@@ -35,7 +35,10 @@ export function consoleSessions(db: TowerDb, options: ConsoleSessionsOptions) {
       const at = now()
       const expiresAt = new Date(at.getTime() + ttlMs)
       await db.deleteFrom('tower_console_sessions').where('expires_at', '<=', at).execute()
-      await db.insertInto('tower_console_sessions').values({ token_hash: hash(token), expires_at: expiresAt }).execute()
+      await db
+        .insertInto('tower_console_sessions')
+        .values({ token_hash: hash(token), expires_at: expiresAt })
+        .execute()
       return { token, expiresAt, maxAgeSec: Math.floor(ttlMs / 1000) }
     },
     /** The session's expiry, or undefined for an unknown, signed-out or expired token. */

@@ -55,7 +55,10 @@ export function directives(db: TowerDb) {
       const after = decodeCursor(query.cursor, ['number'])
       let q = db.selectFrom('tower_directives').select(['id', 'directive', 'created_at', 'delivered_at']).where('instance_pk', '=', instancePk)
       if (after) q = q.where('id', '<', after[0])
-      const rows = await q.orderBy('id', 'desc').limit(size + 1).execute()
+      const rows = await q
+        .orderBy('id', 'desc')
+        .limit(size + 1)
+        .execute()
       return toPage(
         rows,
         size,

@@ -152,9 +152,7 @@ export function enrollments(db: TowerDb, rules: AutoApproveRules, options: Enrol
 
     /** POST /enroll/poll. The key is handed out by the first poll after approval, and never again. */
     async poll(enrollmentId: string): Promise<EnrollOutcome> {
-      const row = isUuid(enrollmentId)
-        ? await db.selectFrom('tower_enrollments').select(['id', 'state', 'api_key_hash']).where('id', '=', enrollmentId).executeTakeFirst()
-        : undefined
+      const row = isUuid(enrollmentId) ? await db.selectFrom('tower_enrollments').select(['id', 'state', 'api_key_hash']).where('id', '=', enrollmentId).executeTakeFirst() : undefined
       if (!row) throw new TowerError('enrollment_not_found')
       if (row.state === 'active' && row.api_key_hash === null) {
         const apiKey = await mintKey(db, row.id)
@@ -219,7 +217,11 @@ export function enrollments(db: TowerDb, rules: AutoApproveRules, options: Enrol
       let q = enrollmentQuery()
       if (query.state) q = q.where('e.state', '=', query.state)
       if (after) q = q.where(sql<boolean>`(e.created_at, e.id) < (${after[0]}::timestamptz, ${after[1]}::uuid)`)
-      const rows = await q.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(size + 1).execute()
+      const rows = await q
+        .orderBy('e.created_at', 'desc')
+        .orderBy('e.id', 'desc')
+        .limit(size + 1)
+        .execute()
       return toPage(rows, size, toView, (r) => [r.created_at.toISOString(), r.id])
     },
   }
@@ -229,11 +231,7 @@ export function enrollments(db: TowerDb, rules: AutoApproveRules, options: Enrol
       const row = await lockEnrollment(trx, enrollmentId)
       if (row.state === to) return
       if (row.state !== from) throw new TowerError('invalid_state', refusal)
-      await trx
-        .updateTable('tower_enrollments')
-        .set({ state: to, decided_by: 'admin', decided_at: sql`now()`, updated_at: sql`now()` })
-        .where('id', '=', row.id)
-        .execute()
+      await trx.updateTable('tower_enrollments').set({ state: to, decided_by: 'admin', decided_at: sql`now()`, updated_at: sql`now()` }).where('id', '=', row.id).execute()
     })
   }
 
@@ -261,9 +259,7 @@ export function enrollments(db: TowerDb, rules: AutoApproveRules, options: Enrol
 export type Enrollments = ReturnType<typeof enrollments>
 
 async function lockEnrollment(trx: Transaction<TowerDatabase>, enrollmentId: string) {
-  const row = isUuid(enrollmentId)
-    ? await trx.selectFrom('tower_enrollments').select(['id', 'state', 'instance_pk']).where('id', '=', enrollmentId).forUpdate().executeTakeFirst()
-    : undefined
+  const row = isUuid(enrollmentId) ? await trx.selectFrom('tower_enrollments').select(['id', 'state', 'instance_pk']).where('id', '=', enrollmentId).forUpdate().executeTakeFirst() : undefined
   if (!row) throw notFound('Enrollment')
   return row
 }

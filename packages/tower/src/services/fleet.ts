@@ -104,7 +104,11 @@ export function fleet(db: TowerDb) {
         q = q.where(query.online ? online : sql<boolean>`not ${online}`)
       }
       if (after) q = q.where(sql<boolean>`(i.created_at, i.id) < (${after[0]}::timestamptz, ${after[1]}::uuid)`)
-      const rows = await q.orderBy('i.created_at', 'desc').orderBy('i.id', 'desc').limit(size + 1).execute()
+      const rows = await q
+        .orderBy('i.created_at', 'desc')
+        .orderBy('i.id', 'desc')
+        .limit(size + 1)
+        .execute()
       return toPage(rows, size, toView, (r) => [r.created_at.toISOString(), r.id])
     },
 
@@ -128,8 +132,16 @@ export function fleet(db: TowerDb) {
       const after = decodeCursor(query.cursor, ['string'])
       let q = db.selectFrom('tower_entities').select(['local_id', 'data', 'received_at']).where('instance_pk', '=', instancePk).where('type', '=', type)
       if (after) q = q.where('local_id', '>', after[0])
-      const rows = await q.orderBy('local_id').limit(size + 1).execute()
-      return toPage(rows, size, (r) => ({ receivedAt: r.received_at.toISOString(), data: r.data as unknown as Record<string, unknown> }), (r) => [r.local_id])
+      const rows = await q
+        .orderBy('local_id')
+        .limit(size + 1)
+        .execute()
+      return toPage(
+        rows,
+        size,
+        (r) => ({ receivedAt: r.received_at.toISOString(), data: r.data as unknown as Record<string, unknown> }),
+        (r) => [r.local_id],
+      )
     },
 
     /** Synced facts of one kind, newest received first. */
@@ -138,8 +150,16 @@ export function fleet(db: TowerDb) {
       const after = decodeCursor(query.cursor, ['number'])
       let q = db.selectFrom('tower_facts').select(['seq', 'data', 'received_at']).where('instance_pk', '=', instancePk).where('kind', '=', kind)
       if (after) q = q.where('seq', '<', after[0])
-      const rows = await q.orderBy('seq', 'desc').limit(size + 1).execute()
-      return toPage(rows, size, (r) => ({ receivedAt: r.received_at.toISOString(), data: r.data as unknown as Record<string, unknown> }), (r) => [Number(r.seq)])
+      const rows = await q
+        .orderBy('seq', 'desc')
+        .limit(size + 1)
+        .execute()
+      return toPage(
+        rows,
+        size,
+        (r) => ({ receivedAt: r.received_at.toISOString(), data: r.data as unknown as Record<string, unknown> }),
+        (r) => [Number(r.seq)],
+      )
     },
   }
 }

@@ -135,7 +135,11 @@ export function skills(db: TowerDb) {
             )
             .returning(columns)
             .executeTakeFirstOrThrow()
-          await trx.updateTable('tower_catalog').set((eb) => ({ version: sql`${eb.ref('version')} + 1` })).where('id', '=', 1).execute()
+          await trx
+            .updateTable('tower_catalog')
+            .set((eb) => ({ version: sql`${eb.ref('version')} + 1` }))
+            .where('id', '=', 1)
+            .execute()
         }
         const catalog = await trx.selectFrom('tower_catalog').select('version').where('id', '=', 1).executeTakeFirstOrThrow()
         return { catalogVersion: Number(catalog.version), skill: { ...toSkill(row!), published: true } }
@@ -150,7 +154,11 @@ export function skills(db: TowerDb) {
         if (!current) throw notFound('Skill')
         if (current.published) {
           await trx.updateTable('tower_skills').set({ published: false, updated_at: sql`now()` }).where('key', '=', key).execute()
-          await trx.updateTable('tower_catalog').set((eb) => ({ version: sql`${eb.ref('version')} + 1` })).where('id', '=', 1).execute()
+          await trx
+            .updateTable('tower_catalog')
+            .set((eb) => ({ version: sql`${eb.ref('version')} + 1` }))
+            .where('id', '=', 1)
+            .execute()
         }
         const catalog = await trx.selectFrom('tower_catalog').select('version').where('id', '=', 1).executeTakeFirstOrThrow()
         return { catalogVersion: Number(catalog.version) }

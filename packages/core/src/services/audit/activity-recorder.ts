@@ -43,7 +43,10 @@ export async function recordActivity(tx: StorageSession, actor: Actor, input: Ac
 export async function recordActivities(tx: StorageSession, entries: Array<{ actor: Actor; input: ActivityInput }>): Promise<void> {
   const at = new Date()
   const rows = entries.map((e) => activityRows(e.actor, e.input, at))
-  await tx.activity.record(rows.map((r) => r.entry), rows.flatMap((r) => r.outbox))
+  await tx.activity.record(
+    rows.map((r) => r.entry),
+    rows.flatMap((r) => r.outbox),
+  )
 }
 
 /**

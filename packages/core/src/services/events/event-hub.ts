@@ -285,11 +285,13 @@ export class EventHub {
   /** Subscribes to the broker once, on the first stream of this node. */
   private async listen(): Promise<void> {
     if (!this.broker) return
-    this.stopListening ??= this.broker.subscribe(() => this.wake()).catch((err: unknown) => {
-      this.log.warn({ err }, 'live events: listening for other nodes failed; relying on polling')
-      this.stopListening = undefined
-      return undefined
-    })
+    this.stopListening ??= this.broker
+      .subscribe(() => this.wake())
+      .catch((err: unknown) => {
+        this.log.warn({ err }, 'live events: listening for other nodes failed; relying on polling')
+        this.stopListening = undefined
+        return undefined
+      })
     await this.stopListening
   }
 

@@ -82,7 +82,10 @@ export class RunOutputRecorder {
     if (!p.timer) {
       const wait = Math.max(0, p.lastFlush + this.flushMs - Date.now())
       // The adapter's data handler may run inside a transaction's context: the write starts detached.
-      p.timer = setTimeout(detached(() => void this.flush(e.runId)), wait)
+      p.timer = setTimeout(
+        detached(() => void this.flush(e.runId)),
+        wait,
+      )
       p.timer.unref()
     }
   }

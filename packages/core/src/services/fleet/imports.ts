@@ -5,9 +5,7 @@ import { adapterConfigProblems } from '../../contracts/adapter-config.js'
 import { SlawError, invalid, type ErrorDetail } from '../../errors.js'
 import type { StorageSession } from '../../contracts/storage.js'
 import type { Agent } from '../../records.js'
-import {
-  SquadBundle, bundleFormat, bundleVersion, type BundleAgent, type BundleIssue, type BundleSkill, type CollisionPolicy, type ImportItem, type ImportPlanView,
-} from '../../schemas/exports.js'
+import { SquadBundle, bundleFormat, bundleVersion, type BundleAgent, type BundleIssue, type BundleSkill, type CollisionPolicy, type ImportItem, type ImportPlanView } from '../../schemas/exports.js'
 import { requireOperator, type Actor } from '../foundation/actor.js'
 import type { AgentService } from '../org/agents.js'
 import type { ServiceContext } from '../foundation/context.js'
@@ -145,7 +143,11 @@ export class ImportService {
         }
         // Blockers last: they may point at issues created later, or form cycles an order cannot satisfy.
         for (const i of plan.issues) {
-          if (i.blockedBy.length) await tx.issues.setBlockers(issueIds.get(i)!, i.blockedBy.map((b) => issueIds.get(b)!))
+          if (i.blockedBy.length)
+            await tx.issues.setBlockers(
+              issueIds.get(i)!,
+              i.blockedBy.map((b) => issueIds.get(b)!),
+            )
         }
         for (const k of plan.skills) {
           const { key, name, description, markdown, files } = k.source
@@ -210,12 +212,9 @@ export class ImportService {
 
   private async fetchRemote(source: string): Promise<string> {
     const m = remotePattern.exec(source)
-    const segments = m?.[4]!.split('/') ?? []
+    const segments = m?.[4]?.split('/') ?? []
     if (!m || segments.some((s) => s === '' || s === '.' || s === '..')) {
-      throw sourceError(
-        'source must be an absolute path, a ./ or ../ relative path, or a GitHub reference owner/repo[@ref]/path.',
-        'must be a local path or owner/repo[@ref]/path',
-      )
+      throw sourceError('source must be an absolute path, a ./ or ../ relative path, or a GitHub reference owner/repo[@ref]/path.', 'must be a local path or owner/repo[@ref]/path')
     }
     const [, owner, repo, ref = 'HEAD'] = m
     const url = `${this.remote.baseUrl.replace(/\/+$/, '')}/${owner}/${repo}/${encodeURIComponent(ref)}/${segments.map(encodeURIComponent).join('/')}`
@@ -321,7 +320,14 @@ export class ImportService {
       if (!managerName) continue
       p.reportsTo = resolveAgent(managerName)
       if (!p.reportsTo) {
-        view.conflicts.push({ type: 'agent', name: p.source.name.trim(), ...(p.item.as ? { as: p.item.as } : {}), reason: 'reports_to_unresolved', reportsTo: managerName, resolution: 'reports_to_cleared' })
+        view.conflicts.push({
+          type: 'agent',
+          name: p.source.name.trim(),
+          ...(p.item.as ? { as: p.item.as } : {}),
+          reason: 'reports_to_unresolved',
+          reportsTo: managerName,
+          resolution: 'reports_to_cleared',
+        })
       }
     }
     const agents = topological(agentPlans, (p) => (p.reportsTo?.kind === 'new' ? p.reportsTo.plan : null))

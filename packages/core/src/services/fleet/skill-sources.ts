@@ -27,7 +27,10 @@ export interface SkillImportOptions {
  */
 export async function confineSkillSource(source: string, opts: SkillImportOptions): Promise<string> {
   if (!opts.dir) {
-    throw new SlawError('skill_import_disabled', 'Skill imports from disk are off on this instance: start it with a skills folder (createInstance skillsDir, SVC_SKILLS_DIR), or send the skill with POST /api/squads/{id}/skills.')
+    throw new SlawError(
+      'skill_import_disabled',
+      'Skill imports from disk are off on this instance: start it with a skills folder (createInstance skillsDir, SVC_SKILLS_DIR), or send the skill with POST /api/squads/{id}/skills.',
+    )
   }
   const refuse = (why: string) => new SlawError('skill_source_refused', `${source} may not be imported: ${why}.`, [{ path: '/source', message: why }])
   const root = resolve(opts.dir)
@@ -62,9 +65,7 @@ const JsonSkill = Type.Object({
   name: Type.String(),
   description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   markdown: Type.String(),
-  files: Type.Optional(
-    Type.Array(Type.Object({ path: Type.String(), content: Type.String(), encoding: Type.Union([Type.Literal('utf8'), Type.Literal('base64')]) })),
-  ),
+  files: Type.Optional(Type.Array(Type.Object({ path: Type.String(), content: Type.String(), encoding: Type.Union([Type.Literal('utf8'), Type.Literal('base64')]) }))),
   trustLevel: Type.Optional(Type.String()),
   contentHash: Type.Optional(Type.String()),
 })

@@ -2,9 +2,7 @@ import { basename } from 'node:path'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import { UniqueViolation, type StorageSession } from '../../contracts/storage.js'
-import type {
-  CatalogDescriptorWrite, CatalogSkillSummary, CatalogSkillWrite, SkillFileEntry, SkillSourceType, SquadSkill, SquadSkillPatch, SquadSkillSummary,
-} from '../../contracts/skills.js'
+import type { CatalogDescriptorWrite, CatalogSkillSummary, CatalogSkillWrite, SkillFileEntry, SkillSourceType, SquadSkill, SquadSkillPatch, SquadSkillSummary } from '../../contracts/skills.js'
 import type { TowerSkillsHook } from '../../contracts/tower-client.js'
 import { SlawError, invalid, notFound, type ErrorDetail } from '../../errors.js'
 import { Skill as FullCatalogSkillSchema, SkillCatalog, type Skill as FullCatalogSkill, type SkillDescriptor } from '../../ingest/skills.js'
@@ -177,15 +175,19 @@ export class SkillService implements TowerSkillsHook {
       const current = await this.visible(tx, actor, id)
       await this.authoringSquad(tx, actor, current.squadId)
       // Only what the request changes is checked: a tower copy's stored values follow the catalog's rules.
-      const draft = checkDraft({
-        key: current.key,
-        name: input.name ?? current.name,
-        description: input.description !== undefined ? input.description : current.description,
-        markdown: input.markdown ?? current.markdown,
-        files: input.files ?? current.files,
-        trustLevel: input.trustLevel ?? current.trustLevel,
-        sourceType: current.sourceType,
-      }, '', { key: false, trustLevel: input.trustLevel !== undefined, content: input.markdown !== undefined || input.files !== undefined })
+      const draft = checkDraft(
+        {
+          key: current.key,
+          name: input.name ?? current.name,
+          description: input.description !== undefined ? input.description : current.description,
+          markdown: input.markdown ?? current.markdown,
+          files: input.files ?? current.files,
+          trustLevel: input.trustLevel ?? current.trustLevel,
+          sourceType: current.sourceType,
+        },
+        '',
+        { key: false, trustLevel: input.trustLevel !== undefined, content: input.markdown !== undefined || input.files !== undefined },
+      )
       const patch: SquadSkillPatch = {}
       if (draft.name !== current.name) patch.name = draft.name
       if (draft.description !== current.description) patch.description = draft.description
@@ -199,7 +201,11 @@ export class SkillService implements TowerSkillsHook {
       // Edited here, a tower copy is this instance's own from now on: a catalog change no longer overwrites it.
       if (current.sourceType === 'tower') patch.sourceType = 'local'
       const skill = (await tx.skills.update(current.id, patch))!
-      await this.record(tx, actor, skill, 'skill.updated', { changed: Object.keys(patch).filter((k) => k !== 'version').join(',') })
+      await this.record(tx, actor, skill, 'skill.updated', {
+        changed: Object.keys(patch)
+          .filter((k) => k !== 'version')
+          .join(','),
+      })
       return skill
     })
   }
@@ -295,7 +301,13 @@ export class SkillService implements TowerSkillsHook {
         }
         const computed = skillContentHash(full.markdown, full.files)
         if (computed !== full.contentHash) log.debug({ skill: d.key, contentHash: full.contentHash, computed }, 'catalog skill hash differs from the local computation')
-        contentWrites.push({ ...descriptorWrite(full, catalog.catalogVersion), contentHash: full.contentHash, hasFiles: full.files.length > 0, markdown: full.markdown, files: full.files.map(cleanFile) })
+        contentWrites.push({
+          ...descriptorWrite(full, catalog.catalogVersion),
+          contentHash: full.contentHash,
+          hasFiles: full.files.length > 0,
+          markdown: full.markdown,
+          files: full.files.map(cleanFile),
+        })
       }
 
       await storage.transaction(async (tx) => {
@@ -317,10 +329,7 @@ export class SkillService implements TowerSkillsHook {
           for (const copy of await tx.skills.listTowerCopies(key)) await this.remove(tx, actor, copy, 'skill.removed_by_tower')
         }
       })
-      log.info(
-        { catalogVersion: catalog.catalogVersion, fetched: contentWrites.length, updated: descriptorWrites.length, removed: gone.size },
-        'skill catalog applied',
-      )
+      log.info({ catalogVersion: catalog.catalogVersion, fetched: contentWrites.length, updated: descriptorWrites.length, removed: gone.size }, 'skill catalog applied')
       return catalog.catalogVersion
     })
   }
@@ -387,7 +396,8 @@ function checkDraft(input: CreateSkillInput & { sourceType: SkillSourceType }, b
   if (check.key && !skillKeyPattern.test(input.key)) details.push({ path: `${base}/key`, message: 'key must be 1-100 lowercase letters, digits, ".", "_" or "-", starting with a letter or digit' })
   if (!name) details.push({ path: `${base}/name`, message: 'name must not be blank' })
   else if (name.length > skillLimits.nameLength) details.push({ path: `${base}/name`, message: `name must be at most ${skillLimits.nameLength} characters` })
-  if (description && description.length > skillLimits.descriptionLength) details.push({ path: `${base}/description`, message: `description must be at most ${skillLimits.descriptionLength} characters` })
+  if (description && description.length > skillLimits.descriptionLength)
+    details.push({ path: `${base}/description`, message: `description must be at most ${skillLimits.descriptionLength} characters` })
   const trustLevel = input.trustLevel ?? defaultTrustLevel
   if (check.trustLevel && !trustLevelPattern.test(trustLevel)) details.push({ path: `${base}/trustLevel`, message: 'trustLevel must be a lowercase label (letters, digits, "_", "-")' })
   if (check.content) details.push(...skillContentProblems(input.markdown, files, { limits: true, base }))
@@ -455,7 +465,10 @@ function catalogSkillProblems(full: FullCatalogSkill, key: string): ErrorDetail[
 }
 
 /** What a squad's copy must change to match the catalog skill, or undefined when it already does. */
-function towerCopyPatch(copy: SquadSkill, source: { name: string; description: string | null; markdown: string; files: SkillFileEntry[]; trustLevel: string; version: number; contentHash: string }): SquadSkillPatch | undefined {
+function towerCopyPatch(
+  copy: SquadSkill,
+  source: { name: string; description: string | null; markdown: string; files: SkillFileEntry[]; trustLevel: string; version: number; contentHash: string },
+): SquadSkillPatch | undefined {
   const patch: SquadSkillPatch = {}
   if (copy.name !== source.name) patch.name = source.name
   if (copy.description !== source.description) patch.description = source.description

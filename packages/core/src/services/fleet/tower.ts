@@ -147,7 +147,10 @@ export class TowerService {
   private require(what: keyof TowerClient): TowerClient {
     const client = this.client
     if (!client) {
-      throw new SlawError('tower_not_configured', 'This instance was created without a tower client; pass `tower: towerClient({...})` from @slaw/tower-client to createInstance (`slaw start` always does).')
+      throw new SlawError(
+        'tower_not_configured',
+        'This instance was created without a tower client; pass `tower: towerClient({...})` from @slaw/tower-client to createInstance (`slaw start` always does).',
+      )
     }
     if (typeof client[what] !== 'function') throw new SlawError('tower_not_configured', `The tower client "${client.name}" does not support ${String(what)}.`)
     return client

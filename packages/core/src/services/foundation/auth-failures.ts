@@ -22,7 +22,10 @@ export class AuthFailureLimiter {
   /** Insertion order is window-start order (an entry is re-inserted when its window restarts). */
   private readonly windows = new Map<string, { count: number; resetAt: number }>()
 
-  constructor(options: AuthFailureLimitOptions, private readonly now: () => number) {
+  constructor(
+    options: AuthFailureLimitOptions,
+    private readonly now: () => number,
+  ) {
     this.max = options.max ?? 30
     this.windowMs = (options.windowSec ?? 60) * 1000
     this.maxTracked = options.maxTracked ?? 10_000

@@ -44,7 +44,11 @@ export class AuthService {
    * cache) still passes: valid keys are never slowed, even from an address an attacker shares.
    */
   async authenticate(authorization: string | undefined, runId: string | undefined, client?: string): Promise<Actor> {
-    return this.limited(client, () => this.isCachedKey(authorization), () => this.check(authorization, runId))
+    return this.limited(
+      client,
+      () => this.isCachedKey(authorization),
+      () => this.check(authorization, runId),
+    )
   }
 
   /**

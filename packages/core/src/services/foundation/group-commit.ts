@@ -42,17 +42,19 @@ export class GroupCommit<T, R> {
     if (this.scheduled || this.inFlight >= this.lanes || !this.pending.length) return
     this.scheduled = true
     // Detached: a batch is nobody's transaction, whatever context its first writer came from.
-    setImmediate(detached(() => {
-      this.scheduled = false
-      while (this.inFlight < this.lanes && this.pending.length) {
-        const batch = this.pending.splice(0, this.maxBatch)
-        this.inFlight++
-        void this.run(batch).finally(() => {
-          this.inFlight--
-          this.schedule()
-        })
-      }
-    }))
+    setImmediate(
+      detached(() => {
+        this.scheduled = false
+        while (this.inFlight < this.lanes && this.pending.length) {
+          const batch = this.pending.splice(0, this.maxBatch)
+          this.inFlight++
+          void this.run(batch).finally(() => {
+            this.inFlight--
+            this.schedule()
+          })
+        }
+      }),
+    )
   }
 
   private async run(batch: Array<{ item: T; resolve: (r: R) => void; reject: (e: unknown) => void }>): Promise<void> {

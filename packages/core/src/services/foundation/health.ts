@@ -49,9 +49,7 @@ async function towerHealth(tower: TowerClient | undefined, timeoutMs: number): P
   let state: PartHealth = { status: 'ok' }
   const probed = await probe(async () => {
     const s = await tower.status!()
-    state = calmTowerStates.has(s.state)
-      ? { status: 'ok', reason: s.state }
-      : { status: 'degraded', reason: s.lastError ? `${s.state}: ${s.lastError.code}` : s.state }
+    state = calmTowerStates.has(s.state) ? { status: 'ok', reason: s.state } : { status: 'degraded', reason: s.lastError ? `${s.state}: ${s.lastError.code}` : s.state }
   }, timeoutMs)
   return probed.status === 'ok' ? state : probed
 }

@@ -119,43 +119,49 @@ export class ApprovalService {
   }
 
   async approve(actor: Actor, id: string, input: { decisionNote?: string | null }): Promise<Approval> {
-    return this.kickAfter(this.ctx.storage.transaction(async (tx) => {
-      const current = await this.pendingOrFail(tx, actor, id, 'approved')
-      await this.squads.writable(tx, actor, current.squadId)
-      // The conditional update goes first: a concurrent decision waits on the row, then finds it
-      // no longer pending and answers 422; only one hire ever creates an agent.
-      let approval = await this.decide(tx, actor, current, 'approved', input.decisionNote)
-      let details: Record<string, unknown> = {}
-      if (approval.type === 'hire_agent') {
-        const hire = approval.payload as unknown as HireRequest
-        const agent = await this.agents.createIn(tx, actor, approval.squadId, toCreateAgent(hire))
-        approval = (await tx.approvals.transition(approval.id, ['approved'], { status: 'approved', hiredAgentId: agent.id }))!
-        details = { hiredAgentId: agent.id, name: agent.name }
-      }
-      await this.recordDecision(tx, actor, approval, 'approval.approved', details)
-      return approval
-    }))
+    return this.kickAfter(
+      this.ctx.storage.transaction(async (tx) => {
+        const current = await this.pendingOrFail(tx, actor, id, 'approved')
+        await this.squads.writable(tx, actor, current.squadId)
+        // The conditional update goes first: a concurrent decision waits on the row, then finds it
+        // no longer pending and answers 422; only one hire ever creates an agent.
+        let approval = await this.decide(tx, actor, current, 'approved', input.decisionNote)
+        let details: Record<string, unknown> = {}
+        if (approval.type === 'hire_agent') {
+          const hire = approval.payload as unknown as HireRequest
+          const agent = await this.agents.createIn(tx, actor, approval.squadId, toCreateAgent(hire))
+          approval = (await tx.approvals.transition(approval.id, ['approved'], { status: 'approved', hiredAgentId: agent.id }))!
+          details = { hiredAgentId: agent.id, name: agent.name }
+        }
+        await this.recordDecision(tx, actor, approval, 'approval.approved', details)
+        return approval
+      }),
+    )
   }
 
   async reject(actor: Actor, id: string, input: { decisionNote?: string | null }): Promise<Approval> {
-    return this.kickAfter(this.ctx.storage.transaction(async (tx) => {
-      const current = await this.pendingOrFail(tx, actor, id, 'rejected')
-      await this.squads.writable(tx, actor, current.squadId)
-      const approval = await this.decide(tx, actor, current, 'rejected', input.decisionNote)
-      await this.recordDecision(tx, actor, approval, 'approval.rejected')
-      return approval
-    }))
+    return this.kickAfter(
+      this.ctx.storage.transaction(async (tx) => {
+        const current = await this.pendingOrFail(tx, actor, id, 'rejected')
+        await this.squads.writable(tx, actor, current.squadId)
+        const approval = await this.decide(tx, actor, current, 'rejected', input.decisionNote)
+        await this.recordDecision(tx, actor, approval, 'approval.rejected')
+        return approval
+      }),
+    )
   }
 
   /** Sends a pending approval back to its requester (an Operator decision, like approve and reject). */
   async requestRevision(actor: Actor, id: string, input: { decisionNote?: string | null }): Promise<Approval> {
-    return this.kickAfter(this.ctx.storage.transaction(async (tx) => {
-      const current = await this.pendingOrFail(tx, actor, id, 'sent back for revision')
-      await this.squads.writable(tx, actor, current.squadId)
-      const approval = await this.decide(tx, actor, current, 'revision_requested', input.decisionNote)
-      await this.recordDecision(tx, actor, approval, 'approval.revision_requested')
-      return approval
-    }))
+    return this.kickAfter(
+      this.ctx.storage.transaction(async (tx) => {
+        const current = await this.pendingOrFail(tx, actor, id, 'sent back for revision')
+        await this.squads.writable(tx, actor, current.squadId)
+        const approval = await this.decide(tx, actor, current, 'revision_requested', input.decisionNote)
+        await this.recordDecision(tx, actor, approval, 'approval.revision_requested')
+        return approval
+      }),
+    )
   }
 
   async resubmit(actor: Actor, id: string, input: { payload: Record<string, unknown> }): Promise<Approval> {

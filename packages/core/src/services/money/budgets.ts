@@ -171,7 +171,8 @@ export class BudgetService {
     // Returns the agent and project as they are now, for the next event of a batch.
     let after = { agent, project }
     if (agentLines.some((l) => reached('hard', l)) && pausable.includes(agent.status)) after = { ...after, agent: await this.pauseAgent(tx, agent, agentT.costCents) }
-    if (project && !project.pauseReason && reached('hard', { limit: project.budgetCents, used: find('project', project.id).costCents })) after = { ...after, project: await this.pauseProject(tx, project) }
+    if (project && !project.pauseReason && reached('hard', { limit: project.budgetCents, used: find('project', project.id).costCents }))
+      after = { ...after, project: await this.pauseProject(tx, project) }
     return after
   }
 
@@ -318,8 +319,26 @@ export class BudgetService {
         status: reached('hard', line) ? 'exceeded' : reached('soft', line) ? 'warning' : 'ok',
       })
     }
-    add({ scopeType: 'squad', scopeId: squadId, scopeName: o.squadName, metric: 'cents', ...monthly, limit: o.squad.budgetMonthlyCents, used: o.squad.spentMonthlyCents, hardStop: o.squad.budgetHardStop })
-    add({ scopeType: 'squad', scopeId: squadId, scopeName: o.squadName, metric: 'tokens', ...monthly, limit: o.squad.budgetMonthlyTokens, used: o.squad.spentMonthlyTokens, hardStop: o.squad.budgetHardStop })
+    add({
+      scopeType: 'squad',
+      scopeId: squadId,
+      scopeName: o.squadName,
+      metric: 'cents',
+      ...monthly,
+      limit: o.squad.budgetMonthlyCents,
+      used: o.squad.spentMonthlyCents,
+      hardStop: o.squad.budgetHardStop,
+    })
+    add({
+      scopeType: 'squad',
+      scopeId: squadId,
+      scopeName: o.squadName,
+      metric: 'tokens',
+      ...monthly,
+      limit: o.squad.budgetMonthlyTokens,
+      used: o.squad.spentMonthlyTokens,
+      hardStop: o.squad.budgetHardStop,
+    })
     for (const a of o.agents) {
       add({ scopeType: 'agent', scopeId: a.agentId, scopeName: a.name, metric: 'cents', ...monthly, limit: a.budgetMonthlyCents, used: a.spentMonthlyCents, hardStop: true })
       add({ scopeType: 'agent', scopeId: a.agentId, scopeName: a.name, metric: 'tokens', ...monthly, limit: a.budgetMonthlyTokens, used: a.spentMonthlyTokens, hardStop: true })

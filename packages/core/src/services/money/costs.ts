@@ -321,9 +321,7 @@ export class CostService {
     const names = new Map(agents.map((a) => [a.id, a.name]))
     return {
       month,
-      agents: rows
-        .map(({ key, ...t }) => ({ agentId: key, name: names.get(key) ?? null, ...t }))
-        .sort((a, b) => b.costCents - a.costCents || a.agentId.localeCompare(b.agentId)),
+      agents: rows.map(({ key, ...t }) => ({ agentId: key, name: names.get(key) ?? null, ...t })).sort((a, b) => b.costCents - a.costCents || a.agentId.localeCompare(b.agentId)),
     }
   }
 

@@ -50,10 +50,7 @@ export class DashboardService {
     const period = monthPeriod(now)
     const days = lastDays(now, runActivityDays)
     const since = new Date(`${days[0]}T00:00:00.000Z`)
-    const [c, runs] = await Promise.all([
-      s.dashboard.counts(squadId, { period, incidentPeriods: [period, lifetime] }),
-      s.dashboard.runsPerDay(squadId, since),
-    ])
+    const [c, runs] = await Promise.all([s.dashboard.counts(squadId, { period, incidentPeriods: [period, lifetime] }), s.dashboard.runsPerDay(squadId, since)])
     const n = (status: string) => c.issues[status] ?? 0
     const monthSpendCents = c.spend.costCents
     const byDay = new Map(days.map((date) => [date, { date, succeeded: 0, failed: 0, other: 0, total: 0 }]))

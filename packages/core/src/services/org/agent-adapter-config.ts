@@ -60,7 +60,8 @@ function bindingProblems(binding: unknown, path: string, actor: Actor): ErrorDet
     const problems: ErrorDetail[] = []
     if (!isPrivileged(actor)) problems.push({ path, message: 'only an Operator may bind a secret' })
     if (!isUuid(b.secretId)) problems.push({ path: `${path}/secretId`, message: 'secretId must be a secret id (UUID)' })
-    if (!(b.version === 'latest' || (typeof b.version === 'number' && Number.isInteger(b.version) && b.version >= 1))) problems.push({ path: `${path}/version`, message: 'version is "latest" or a version number' })
+    if (!(b.version === 'latest' || (typeof b.version === 'number' && Number.isInteger(b.version) && b.version >= 1)))
+      problems.push({ path: `${path}/version`, message: 'version is "latest" or a version number' })
     return problems
   }
   return [{ path: `${path}/type`, message: 'a binding type is plain or secret_ref' }]

@@ -93,24 +93,26 @@ export class SquadService {
     }
     // Choosing a free slug and prefix is read-then-write: serialise creates (rare) across nodes so
     // that two at once never pick the same ones. The unique indexes stay the final guard.
-    return this.ctx.locks.withLock('slaw:squads:create', 10_000, () => this.ctx.storage.transaction(async (tx) => {
-      const slug = input.slug ?? (await this.freeSlug(tx, slugify(name)))
-      const candidates = prefixCandidates(slug)
-      const taken = new Set(await tx.squads.takenPrefixes(candidates))
-      const issuePrefix = candidates.find((c) => !taken.has(c))
-      if (!issuePrefix) throw new SlawError('conflict', 'No free issue prefix for that slug; choose another slug.')
-      let squad: Squad
-      try {
-        squad = await tx.squads.insert({ id: uuidv7(), name, slug, issuePrefix })
-      } catch (err) {
-        if (err instanceof UniqueViolation && err.constraint === 'squads_slug') throw new SlawError('slug_taken')
-        if (err instanceof UniqueViolation && err.constraint === 'squads_issue_prefix') throw new SlawError('conflict', 'Another squad took that issue prefix at the same moment; retry.')
-        throw err
-      }
-      await recordActivity(tx, actor, { squadId: squad.id, action: 'squad.created', entityType: 'squad', entityId: squad.id, details: { name, slug } })
-      await tx.outbox.append([outboxUpserts.squad(squad)])
-      return squad
-    }))
+    return this.ctx.locks.withLock('slaw:squads:create', 10_000, () =>
+      this.ctx.storage.transaction(async (tx) => {
+        const slug = input.slug ?? (await this.freeSlug(tx, slugify(name)))
+        const candidates = prefixCandidates(slug)
+        const taken = new Set(await tx.squads.takenPrefixes(candidates))
+        const issuePrefix = candidates.find((c) => !taken.has(c))
+        if (!issuePrefix) throw new SlawError('conflict', 'No free issue prefix for that slug; choose another slug.')
+        let squad: Squad
+        try {
+          squad = await tx.squads.insert({ id: uuidv7(), name, slug, issuePrefix })
+        } catch (err) {
+          if (err instanceof UniqueViolation && err.constraint === 'squads_slug') throw new SlawError('slug_taken')
+          if (err instanceof UniqueViolation && err.constraint === 'squads_issue_prefix') throw new SlawError('conflict', 'Another squad took that issue prefix at the same moment; retry.')
+          throw err
+        }
+        await recordActivity(tx, actor, { squadId: squad.id, action: 'squad.created', entityType: 'squad', entityId: squad.id, details: { name, slug } })
+        await tx.outbox.append([outboxUpserts.squad(squad)])
+        return squad
+      }),
+    )
   }
 
   private async freeSlug(tx: StorageSession, base: string): Promise<string> {
@@ -161,9 +163,7 @@ export class SquadService {
   async org(actor: Actor, squadId: string): Promise<{ squadId: string; roots: OrgNode[] }> {
     await this.visible(this.ctx.storage, actor, squadId)
     const agents = await this.ctx.storage.agents.list(squadId)
-    const nodes = new Map<string, OrgNode>(
-      agents.map((a) => [a.id, { id: a.id, name: a.name, role: a.role, title: a.title, status: a.status, reports: [] }]),
-    )
+    const nodes = new Map<string, OrgNode>(agents.map((a) => [a.id, { id: a.id, name: a.name, role: a.role, title: a.title, status: a.status, reports: [] }]))
     const roots: OrgNode[] = []
     for (const a of agents) {
       const node = nodes.get(a.id)!

@@ -31,7 +31,6 @@ export interface PublicFireInput extends SignedRequest {
   contentType: string | undefined
 }
 
-
 interface RunRequest {
   source: RoutineRunSource
   triggerId: string | null
@@ -120,24 +119,25 @@ export class RoutineFiring {
     // active?", so their fires take it exclusively. Should the policy change between the lookup and
     // the lock, the fire starts over with the exclusive lock.
     let exclusive = target.concurrencyPolicy !== 'always_enqueue'
-    const attempt = () => this.ctx.storage.transaction(async (tx) => {
-      const routine = (await tx.routines.get(seen.routineId, exclusive ? { forUpdate: true } : { forShare: true }))
-      if (!routine) throw unknown()
-      if (!exclusive && routine.concurrencyPolicy !== 'always_enqueue') throw new RetryExclusive()
-      // Deleted, disabled or re-keyed since the check above: the commit order decides, and it says no.
-      const trigger = await tx.routines.getTrigger(seen.id)
-      if (!trigger || !trigger.enabled || trigger.secretHash !== seen.secretHash || trigger.secretCiphertext !== seen.secretCiphertext) throw unknown()
-      return this.runNow(tx, systemActor(`routine-trigger:${trigger.id}`), routine, {
-        source: trigger.kind === 'api' ? 'api' : 'webhook',
-        triggerId: trigger.id,
-        variables,
-        payload,
-        projectId: undefined,
-        assigneeAgentId: undefined,
-        idempotencyKey: idempotencyKey ?? null,
-        requestedByAgentId: null,
+    const attempt = () =>
+      this.ctx.storage.transaction(async (tx) => {
+        const routine = await tx.routines.get(seen.routineId, exclusive ? { forUpdate: true } : { forShare: true })
+        if (!routine) throw unknown()
+        if (!exclusive && routine.concurrencyPolicy !== 'always_enqueue') throw new RetryExclusive()
+        // Deleted, disabled or re-keyed since the check above: the commit order decides, and it says no.
+        const trigger = await tx.routines.getTrigger(seen.id)
+        if (!trigger || !trigger.enabled || trigger.secretHash !== seen.secretHash || trigger.secretCiphertext !== seen.secretCiphertext) throw unknown()
+        return this.runNow(tx, systemActor(`routine-trigger:${trigger.id}`), routine, {
+          source: trigger.kind === 'api' ? 'api' : 'webhook',
+          triggerId: trigger.id,
+          variables,
+          payload,
+          projectId: undefined,
+          assigneeAgentId: undefined,
+          idempotencyKey: idempotencyKey ?? null,
+          requestedByAgentId: null,
+        })
       })
-    })
     let result: { run: RoutineRun; created: boolean }
     try {
       result = await attempt()
@@ -264,9 +264,7 @@ export class RoutineFiring {
     // Creating the issue checked the squad; a coalesced or skipped run checks it here.
     if (outcome.status !== 'issue_created') await this.squads.writable(tx, actor, routine.squadId)
     const now = this.ctx.now()
-    const run = queued
-      ? (await tx.routines.updateRun(queued.id, { ...outcome, finishedAt: now }))!
-      : (await tx.routines.insertRun({ ...newRun(routine, req, runId), ...outcome, finishedAt: now })).run
+    const run = queued ? (await tx.routines.updateRun(queued.id, { ...outcome, finishedAt: now }))! : (await tx.routines.insertRun({ ...newRun(routine, req, runId), ...outcome, finishedAt: now })).run
     await this.recordFire(tx, actor, routine, run)
     return { run, created: true }
   }
@@ -284,15 +282,20 @@ export class RoutineFiring {
     }
     const assigneeAgentId = req.assigneeAgentId !== undefined && req.assigneeAgentId !== null ? req.assigneeAgentId : routine.assigneeAgentId
     const projectId = req.projectId !== undefined && req.projectId !== null ? req.projectId : routine.projectId
-    const issue = await this.issues.create(actor, routine.squadId, {
-      title,
-      description,
-      priority: routine.priority,
-      assigneeAgentId,
-      projectId,
-      goalId: routine.goalId,
-      parentId: routine.parentIssueId,
-    }, { wake: { reason: 'routine', routineRunId: runId } })
+    const issue = await this.issues.create(
+      actor,
+      routine.squadId,
+      {
+        title,
+        description,
+        priority: routine.priority,
+        assigneeAgentId,
+        projectId,
+        goalId: routine.goalId,
+        parentId: routine.parentIssueId,
+      },
+      { wake: { reason: 'routine', routineRunId: runId } },
+    )
     return { status: 'issue_created', issueId: issue.id, linkedRunId: null, variables: values }
   }
 
@@ -321,7 +324,6 @@ export class RoutineFiring {
       },
     })
   }
-
 }
 
 /** Schedule runs per `routine_run` job: enough to spare the queue 10,000 rows for 10,000 schedules, few enough to spread over nodes. */

@@ -44,11 +44,7 @@ function operatorBound(env: Record<string, EnvBinding>, writer: EnvWriter): bool
  * Refuses (403) an agent key's change of a routine it did not create; with `next`, also a change of
  * an Operator-written env, and a new assignee for an env that is an Operator's or binds a secret.
  */
-export function assertAgentMayChange(
-  actor: Actor,
-  current: Routine,
-  next?: { env: Record<string, EnvBinding>; envWrittenBy: EnvWriter; assigneeAgentId: string | null },
-): void {
+export function assertAgentMayChange(actor: Actor, current: Routine, next?: { env: Record<string, EnvBinding>; envWrittenBy: EnvWriter; assigneeAgentId: string | null }): void {
   if (actor.type !== 'agent') return
   if (current.createdByAgentId !== actor.agentId) {
     throw new SlawError(

@@ -2,8 +2,18 @@ import type { Cron } from 'croner'
 import { SlawError, invalid, notFound, type ErrorDetail } from '../../errors.js'
 import { validateBindings } from '../secrets/binding-usage.js'
 import type {
-  CatchUpPolicy, ConcurrencyPolicy, Routine, RoutineContent, RoutinePatch, RoutineRevision, RoutineRun, RoutineStatus,
-  RoutineTrigger, RoutineTriggerPatch, SigningMode, TriggerSnapshot,
+  CatchUpPolicy,
+  ConcurrencyPolicy,
+  Routine,
+  RoutineContent,
+  RoutinePatch,
+  RoutineRevision,
+  RoutineRun,
+  RoutineStatus,
+  RoutineTrigger,
+  RoutineTriggerPatch,
+  SigningMode,
+  TriggerSnapshot,
 } from '../../contracts/routines.js'
 import type { StorageSession } from '../../contracts/storage.js'
 import type { IssuePriority, Job } from '../../records.js'
@@ -134,7 +144,10 @@ export class RoutineService {
         // Agent keys may not flood a squad with routines (docs/routines.md, Quotas).
         const made = await tx.routines.countCreatedByAgents(squadId)
         if (made >= this.limits.maxAgentRoutinesPerSquad) {
-          throw new SlawError('routine_quota_exceeded', `Agent keys have created ${made} active or paused routines in this squad; at most ${this.limits.maxAgentRoutinesPerSquad} (archive some, or ask an Operator).`)
+          throw new SlawError(
+            'routine_quota_exceeded',
+            `Agent keys have created ${made} active or paused routines in this squad; at most ${this.limits.maxAgentRoutinesPerSquad} (archive some, or ask an Operator).`,
+          )
         }
       }
       const content: RoutineContent = {
@@ -155,8 +168,24 @@ export class RoutineService {
       content.env = await validateBindings(tx, squadId, content.env, actor)
       await this.checkRefs(tx, squadId, content)
       const revisionId = uuidv7()
-      const routine = await tx.routines.insert({ id: uuidv7(), squadId, ...content, createdByAgentId: actor.type === 'agent' ? actor.agentId : null, envWrittenBy: writerOf(actor), revisionId, revisionNumber: 1 })
-      const revision = await tx.routines.insertRevision({ id: revisionId, routineId: routine.id, squadId, number: 1, change: 'created', snapshot: { ...content, triggers: [] }, ...revisionActor(actor) })
+      const routine = await tx.routines.insert({
+        id: uuidv7(),
+        squadId,
+        ...content,
+        createdByAgentId: actor.type === 'agent' ? actor.agentId : null,
+        envWrittenBy: writerOf(actor),
+        revisionId,
+        revisionNumber: 1,
+      })
+      const revision = await tx.routines.insertRevision({
+        id: revisionId,
+        routineId: routine.id,
+        squadId,
+        number: 1,
+        change: 'created',
+        snapshot: { ...content, triggers: [] },
+        ...revisionActor(actor),
+      })
       await recordActivity(tx, actor, { squadId, action: 'routine.created', entityType: 'routine', entityId: routine.id, details: { title: routine.title, revision: 1 } })
       return { routine, triggers: [], revision }
     })
@@ -221,7 +250,13 @@ export class RoutineService {
       const envWrittenBy = envChanged ? writerOf(actor) : current.envWrittenBy
       assertAgentMayChange(actor, current, { env: content.env, envWrittenBy, assigneeAgentId: refs.assigneeAgentId })
       const routine = await this.saveRevision(tx, actor, current, { ...content, ...refs, envWrittenBy }, 'restored')
-      await recordActivity(tx, actor, { squadId: routine.squadId, action: 'routine.restored', entityType: 'routine', entityId: routine.id, details: { fromRevision: old.number, revision: routine.revisionNumber } })
+      await recordActivity(tx, actor, {
+        squadId: routine.squadId,
+        action: 'routine.restored',
+        entityType: 'routine',
+        entityId: routine.id,
+        details: { fromRevision: old.number, revision: routine.revisionNumber },
+      })
       const revision = (await tx.routines.getRevision(routine.id, routine.revisionId))!
       return { routine, triggers: await tx.routines.listTriggers(routine.id), revision }
     })
@@ -240,7 +275,16 @@ export class RoutineService {
       const id = uuidv7()
       const now = this.ctx.now()
       let secret: string | null = null
-      const base = { id, squadId: routine.squadId, routineId: routine.id, kind: input.kind, label: input.label ?? null, enabled: input.enabled ?? true, secretRotatedAt: null, createdByAgentId: actor.type === 'agent' ? actor.agentId : null }
+      const base = {
+        id,
+        squadId: routine.squadId,
+        routineId: routine.id,
+        kind: input.kind,
+        label: input.label ?? null,
+        enabled: input.enabled ?? true,
+        secretRotatedAt: null,
+        createdByAgentId: actor.type === 'agent' ? actor.agentId : null,
+      }
       let trigger: RoutineTrigger
       if (input.kind === 'schedule') {
         const timezone = input.timezone ?? 'UTC'
@@ -318,7 +362,13 @@ export class RoutineService {
       const { trigger, routine } = await this.triggerForWrite(tx, actor, triggerId, { allowArchived: true })
       await tx.routines.deleteTrigger(trigger.id)
       await this.saveRevision(tx, actor, routine, {}, 'trigger_deleted')
-      await recordActivity(tx, actor, { squadId: routine.squadId, action: 'routine.trigger_deleted', entityType: 'routine', entityId: routine.id, details: { triggerId: trigger.id, kind: trigger.kind } })
+      await recordActivity(tx, actor, {
+        squadId: routine.squadId,
+        action: 'routine.trigger_deleted',
+        entityType: 'routine',
+        entityId: routine.id,
+        details: { triggerId: trigger.id, kind: trigger.kind },
+      })
     })
   }
 
@@ -367,7 +417,15 @@ export class RoutineService {
     const number = current.revisionNumber + 1
     const routine = (await tx.routines.update(current.id, { ...patch, revisionId, revisionNumber: number }))!
     const triggers = await tx.routines.listTriggers(routine.id)
-    await tx.routines.insertRevision({ id: revisionId, routineId: routine.id, squadId: routine.squadId, number, change, snapshot: { ...contentOf(routine), triggers: triggers.map(triggerSnapshot) }, ...revisionActor(actor) })
+    await tx.routines.insertRevision({
+      id: revisionId,
+      routineId: routine.id,
+      squadId: routine.squadId,
+      number,
+      change,
+      snapshot: { ...contentOf(routine), triggers: triggers.map(triggerSnapshot) },
+      ...revisionActor(actor),
+    })
     return routine
   }
 
@@ -423,7 +481,10 @@ export class RoutineService {
     if (actor.type !== 'agent') return
     const min = this.limits.minAgentScheduleIntervalSec
     const gap = minScheduleGapSec(cron, now)
-    if (gap < min) throw new SlawError('schedule_too_frequent', `The schedule fires every ${gap} seconds at times; a schedule written by an agent key fires at most every ${min} seconds.`, [{ path: '/cronExpression', message: `at least ${min} seconds between due times` }])
+    if (gap < min)
+      throw new SlawError('schedule_too_frequent', `The schedule fires every ${gap} seconds at times; a schedule written by an agent key fires at most every ${min} seconds.`, [
+        { path: '/cronExpression', message: `at least ${min} seconds between due times` },
+      ])
   }
 
   private async checkRefs(tx: StorageSession, squadId: string, c: Partial<RoutineContent>): Promise<void> {
@@ -461,7 +522,6 @@ export class RoutineService {
   }
 }
 
-
 function checkTitle(raw: string): string {
   const title = raw.trim()
   if (!title) throw invalid('/title', 'title must not be blank')
@@ -496,6 +556,15 @@ export function contentOf(r: Routine): RoutineContent {
 }
 
 function triggerSnapshot(t: RoutineTrigger): TriggerSnapshot {
-  return { id: t.id, kind: t.kind, label: t.label, enabled: t.enabled, cronExpression: t.cronExpression, timezone: t.timezone, signingMode: t.signingMode, replayWindowSec: t.replayWindowSec, publicId: t.publicId }
+  return {
+    id: t.id,
+    kind: t.kind,
+    label: t.label,
+    enabled: t.enabled,
+    cronExpression: t.cronExpression,
+    timezone: t.timezone,
+    signingMode: t.signingMode,
+    replayWindowSec: t.replayWindowSec,
+    publicId: t.publicId,
+  }
 }
-

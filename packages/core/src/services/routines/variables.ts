@@ -80,11 +80,7 @@ function valueProblem(def: Pick<RoutineVariable, 'name' | 'type' | 'options'>, v
  * its default. Unknown names in `variables` are refused (a typo must not pass silently); extra
  * payload fields are ignored. Missing required variables and wrong types are refused.
  */
-export function resolveVariables(
-  defs: RoutineVariable[],
-  given: Record<string, unknown> | undefined,
-  payload: Record<string, unknown> | undefined,
-): Record<string, VariableValue> {
+export function resolveVariables(defs: RoutineVariable[], given: Record<string, unknown> | undefined, payload: Record<string, unknown> | undefined): Record<string, VariableValue> {
   const details: ErrorDetail[] = []
   const known = new Set(defs.map((d) => d.name))
   for (const name of Object.keys(given ?? {})) if (!known.has(name)) details.push({ path: `/variables/${name}`, message: 'is not a variable of this routine' })

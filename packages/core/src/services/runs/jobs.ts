@@ -177,10 +177,13 @@ export class JobRunner {
     if (this.timer) clearTimeout(this.timer)
     this.timerDue = due
     // Detached: kick() is often called inside a request's transaction, whose context a timer would inherit.
-    this.timer = setTimeout(detached(() => {
-      this.timer = undefined
-      this.ticking = this.tick().finally(() => (this.ticking = undefined))
-    }), ms)
+    this.timer = setTimeout(
+      detached(() => {
+        this.timer = undefined
+        this.ticking = this.tick().finally(() => (this.ticking = undefined))
+      }),
+      ms,
+    )
     this.timer.unref()
   }
 
@@ -209,14 +212,17 @@ export class JobRunner {
     const controller = new AbortController()
     this.controllers.add(controller)
     // The lease heartbeat: a third of the lease, so two missed renewals still leave time.
-    const heartbeat = setInterval(detached(() => {
-      this.ctx.storage.jobs
-        .renew(job.id, this.nodeId, this.leaseMs, this.ctx.now())
-        .then((held) => {
-          if (!held) controller.abort(new Error('the job lease was lost'))
-        })
-        .catch((err) => this.ctx.log.warn({ err, jobId: job.id }, 'job lease renewal failed'))
-    }), Math.max(10, Math.floor(this.leaseMs / 3)))
+    const heartbeat = setInterval(
+      detached(() => {
+        this.ctx.storage.jobs
+          .renew(job.id, this.nodeId, this.leaseMs, this.ctx.now())
+          .then((held) => {
+            if (!held) controller.abort(new Error('the job lease was lost'))
+          })
+          .catch((err) => this.ctx.log.warn({ err, jobId: job.id }, 'job lease renewal failed'))
+      }),
+      Math.max(10, Math.floor(this.leaseMs / 3)),
+    )
     heartbeat.unref()
     const p = (async () => {
       const handler = this.handlers.get(job.kind)!
@@ -270,7 +276,10 @@ export class JobRunner {
     const batch = this.pending
     this.pending = []
     try {
-      await this.ctx.storage.jobs.completeMany(this.nodeId, batch.map(({ id, result }) => ({ id, result })))
+      await this.ctx.storage.jobs.completeMany(
+        this.nodeId,
+        batch.map(({ id, result }) => ({ id, result })),
+      )
       for (const b of batch) b.done()
     } catch (err) {
       for (const b of batch) b.done(err)

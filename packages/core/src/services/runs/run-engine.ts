@@ -434,7 +434,13 @@ export class RunEngine {
    * for a slot, and a liveness continuation when one is due. Returns undefined when the run had
    * already left `from` (another node or request ended it first).
    */
-  async finish(runId: string, from: HeartbeatRunStatus[], end: RunFinish, usage?: AdapterUsage | AdapterUsage[], after?: { session?: AdapterSession | null; resumedId: string | null }): Promise<HeartbeatRun | undefined> {
+  async finish(
+    runId: string,
+    from: HeartbeatRunStatus[],
+    end: RunFinish,
+    usage?: AdapterUsage | AdapterUsage[],
+    after?: { session?: AdapterSession | null; resumedId: string | null },
+  ): Promise<HeartbeatRun | undefined> {
     let adapterType = 'unknown'
     const ended = await this.ctx.storage.transaction(async (tx) => {
       let run = await tx.heartbeatRuns.finish(runId, from, end)
@@ -450,7 +456,12 @@ export class RunEngine {
         entityId: run.id,
         agentId: run.agentId,
         runId: run.id,
-        details: { reason: run.reason, ...(run.liveness ? { liveness: run.liveness } : {}), ...(run.exitCode !== null ? { exitCode: run.exitCode } : {}), ...(run.errorCode ? { errorCode: run.errorCode } : {}) },
+        details: {
+          reason: run.reason,
+          ...(run.liveness ? { liveness: run.liveness } : {}),
+          ...(run.exitCode !== null ? { exitCode: run.exitCode } : {}),
+          ...(run.errorCode ? { errorCode: run.errorCode } : {}),
+        },
         outbox: [runEventFact(run, end.finishedAt)],
       })
       // A slot may have freed: runs waiting over a cap are due now.

@@ -30,7 +30,10 @@ interface SavedSession {
 export function sessionScope(agent: Pick<Agent, 'id' | 'adapterType' | 'adapterConfig'>): SessionScope {
   const cwd = typeof agent.adapterConfig.cwd === 'string' ? agent.adapterConfig.cwd : null
   const model = typeof agent.adapterConfig.model === 'string' && agent.adapterConfig.model ? agent.adapterConfig.model : null
-  const key = createHash('sha256').update(JSON.stringify([agent.id, agent.adapterType, cwd, model])).digest('hex').slice(0, 32)
+  const key = createHash('sha256')
+    .update(JSON.stringify([agent.id, agent.adapterType, cwd, model]))
+    .digest('hex')
+    .slice(0, 32)
   return { key, adapterType: agent.adapterType, cwd, model }
 }
 

@@ -66,7 +66,7 @@ export class RunService {
       let issue = null
       if (input.issueId) {
         const found = isUuid(input.issueId) ? await tx.issues.get(input.issueId) : undefined
-        if (!found || found.squadId !== agent.squadId) throw invalid('/issueId', 'issueId must be an issue of the agent\'s squad')
+        if (!found || found.squadId !== agent.squadId) throw invalid('/issueId', "issueId must be an issue of the agent's squad")
         issue = found
       }
       const blocked = await this.engine.gate(tx, agent, squad, issue)
@@ -229,7 +229,7 @@ export class RunService {
     await this.agents.resetSession(actor, agentId)
     const queued = await this.ctx.storage.heartbeatRuns.list({ squadId: (await this.agents.get(actor, agentId)).squadId, agentId, statuses: ['queued'], limit: 200 })
     for (const run of queued.filter((r) => r.reason === 'continuation')) {
-      await this.engine.finish(run.id, ['queued'], { status: 'cancelled', error: 'The agent\'s session was reset.', finishedAt: this.ctx.now() })
+      await this.engine.finish(run.id, ['queued'], { status: 'cancelled', error: "The agent's session was reset.", finishedAt: this.ctx.now() })
     }
   }
 }

@@ -6,15 +6,7 @@ import { recordActivity } from '../audit/activity-recorder.js'
 import { runEventFact } from './run-facts.js'
 
 /** Why an agent is woken; carried into the run record and the wake variables. */
-export type WakeReason =
-  | 'assignment'
-  | 'mention'
-  | 'interaction'
-  | 'children_done'
-  | 'approval_decided'
-  | 'routine'
-  | 'manual'
-  | 'continuation'
+export type WakeReason = 'assignment' | 'mention' | 'interaction' | 'children_done' | 'approval_decided' | 'routine' | 'manual' | 'continuation'
 
 export interface WakeRequest {
   squadId: string

@@ -10,7 +10,10 @@
  * whitespace, empty ones dropped.
  */
 export function parseEndpointAllowList(text: string | undefined): string[] {
-  return (text ?? '').split(/[\s,]+/).map((s) => s.trim()).filter(Boolean)
+  return (text ?? '')
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean)
 }
 
 /**

@@ -100,7 +100,14 @@ export class SecretProviderConfigService {
   /** The provider a request names, or 400. */
   provider(type: string, path = '/provider'): SecretProvider {
     const p = this.registry.get(type)
-    if (!p) throw invalid(path, `unknown secret provider "${type}"; registered: ${this.registry.all().map((x) => x.type).join(', ')}`)
+    if (!p)
+      throw invalid(
+        path,
+        `unknown secret provider "${type}"; registered: ${this.registry
+          .all()
+          .map((x) => x.type)
+          .join(', ')}`,
+      )
     return p
   }
 
@@ -166,7 +173,13 @@ export class SecretProviderConfigService {
         await tx.secrets.setDefaultProviderConfig(squadId, id)
         created = { ...created, isDefault: true }
       }
-      await recordActivity(tx, actor, { squadId, action: 'secret_provider_config.created', entityType: 'secret_provider_config', entityId: id, details: { provider: provider.type, name: created.name, isDefault: created.isDefault } })
+      await recordActivity(tx, actor, {
+        squadId,
+        action: 'secret_provider_config.created',
+        entityType: 'secret_provider_config',
+        entityId: id,
+        details: { provider: provider.type, name: created.name, isDefault: created.isDefault },
+      })
       return created
     })
   }
@@ -175,9 +188,18 @@ export class SecretProviderConfigService {
     return this.ctx.storage.transaction(async (tx) => {
       const existing = await this.get(tx, actor, id)
       if (input.config !== undefined) this.checkConfig(this.provider(existing.provider, '/config'), input.config)
-      const updated = await tx.secrets.updateProviderConfig(id, { ...(input.name !== undefined ? { name: input.name.trim() || existing.name } : {}), ...(input.config !== undefined ? { config: input.config } : {}) })
+      const updated = await tx.secrets.updateProviderConfig(id, {
+        ...(input.name !== undefined ? { name: input.name.trim() || existing.name } : {}),
+        ...(input.config !== undefined ? { config: input.config } : {}),
+      })
       if (!updated) throw notFound('Secret provider configuration')
-      await recordActivity(tx, actor, { squadId: existing.squadId, action: 'secret_provider_config.updated', entityType: 'secret_provider_config', entityId: id, details: { provider: existing.provider, name: updated.name } })
+      await recordActivity(tx, actor, {
+        squadId: existing.squadId,
+        action: 'secret_provider_config.updated',
+        entityType: 'secret_provider_config',
+        entityId: id,
+        details: { provider: existing.provider, name: updated.name },
+      })
       return updated
     })
   }
@@ -186,7 +208,13 @@ export class SecretProviderConfigService {
     return this.ctx.storage.transaction(async (tx) => {
       const existing = await this.get(tx, actor, id)
       await tx.secrets.setDefaultProviderConfig(existing.squadId, id)
-      await recordActivity(tx, actor, { squadId: existing.squadId, action: 'secret_provider_config.default_set', entityType: 'secret_provider_config', entityId: id, details: { provider: existing.provider } })
+      await recordActivity(tx, actor, {
+        squadId: existing.squadId,
+        action: 'secret_provider_config.default_set',
+        entityType: 'secret_provider_config',
+        entityId: id,
+        details: { provider: existing.provider },
+      })
       return { ...existing, isDefault: true }
     })
   }
@@ -197,7 +225,13 @@ export class SecretProviderConfigService {
       const using = await tx.secrets.countSecretsUsingConfig(id)
       if (using > 0) throw new SlawError('secret_provider_config_in_use', `${using} secret(s) still use this provider configuration; delete them or move them to another configuration first.`)
       await tx.secrets.deleteProviderConfig(id)
-      await recordActivity(tx, actor, { squadId: existing.squadId, action: 'secret_provider_config.deleted', entityType: 'secret_provider_config', entityId: id, details: { provider: existing.provider } })
+      await recordActivity(tx, actor, {
+        squadId: existing.squadId,
+        action: 'secret_provider_config.deleted',
+        entityType: 'secret_provider_config',
+        entityId: id,
+        details: { provider: existing.provider },
+      })
     })
   }
 
@@ -208,7 +242,11 @@ export class SecretProviderConfigService {
   }
 
   /** Tests a provider and config before saving: the config rules, then health and (when it can) a first listing. */
-  async discoveryPreview(actor: Actor, squadId: string, input: { provider: string; config?: Record<string, unknown> }): Promise<ProviderHealth & { canListRemote: boolean; sample: Array<{ externalRef: string; name: string }> }> {
+  async discoveryPreview(
+    actor: Actor,
+    squadId: string,
+    input: { provider: string; config?: Record<string, unknown> },
+  ): Promise<ProviderHealth & { canListRemote: boolean; sample: Array<{ externalRef: string; name: string }> }> {
     await this.squads.visible(this.ctx.storage, actor, squadId)
     requireOperator(actor)
     const provider = this.provider(input.provider)
@@ -239,7 +277,10 @@ export class SecretProviderConfigService {
     const configs = await this.list(actor, squadId)
     const configured = new Set(configs.map((c) => c.provider))
     const checks = [
-      ...this.registry.all().filter((p) => !configured.has(p.type)).map((p) => this.check(p.type, {}, null, p.type)),
+      ...this.registry
+        .all()
+        .filter((p) => !configured.has(p.type))
+        .map((p) => this.check(p.type, {}, null, p.type)),
       ...configs.map((c) => this.check(c.provider, c.config, c.id, c.name)),
     ]
     const providers = await Promise.all(checks)

@@ -1,7 +1,5 @@
 import type { SecretProvider } from '../../contracts/secret-provider.js'
-import {
-  UniqueViolation, type SecretAccessEvent, type SecretManagedMode, type SecretProviderConfigRecord, type SecretRecord, type SecretStatus, type StorageSession,
-} from '../../contracts/storage.js'
+import { UniqueViolation, type SecretAccessEvent, type SecretManagedMode, type SecretProviderConfigRecord, type SecretRecord, type SecretStatus, type StorageSession } from '../../contracts/storage.js'
 import { SlawError, invalid, notFound } from '../../errors.js'
 import { actorColumns, assertSquadVisible, requireOperator, type Actor } from '../foundation/actor.js'
 import type { ResolveSecretInput, SecretResolver } from './env-bindings.js'
@@ -19,7 +17,11 @@ export const secretKeyMaxLength = 128
 
 /** The key a name gives when none is sent: runs of other characters become `_`, trimmed (`GitHub token` → `GitHub_token`). */
 export function secretKeyFromName(name: string): string {
-  return name.trim().replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, secretKeyMaxLength)
+  return name
+    .trim()
+    .replace(/[^A-Za-z0-9_.-]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, secretKeyMaxLength)
 }
 
 export interface CreateSecretInput {
@@ -157,9 +159,18 @@ export class SecretService implements SecretResolver {
       let secret: SecretRecord
       try {
         secret = await tx.secrets.insert({
-          id, squadId, key, name, provider: provider.type, providerConfigId: config?.id ?? null, status: 'active', managedMode,
-          externalRef: managedMode === 'external_reference' ? input.externalRef! : null, latestVersion: 1,
-          description: input.description ?? null, providerMetadata: input.providerMetadata ?? null,
+          id,
+          squadId,
+          key,
+          name,
+          provider: provider.type,
+          providerConfigId: config?.id ?? null,
+          status: 'active',
+          managedMode,
+          externalRef: managedMode === 'external_reference' ? input.externalRef! : null,
+          latestVersion: 1,
+          description: input.description ?? null,
+          providerMetadata: input.providerMetadata ?? null,
         })
       } catch (err) {
         if (err instanceof UniqueViolation && err.constraint === 'secrets_squad_key') throw keyTaken(key)
@@ -250,14 +261,20 @@ export class SecretService implements SecretResolver {
     // Remote values slaw stored for itself go after the commit, best effort: the secret is revoked either way.
     for (const v of versions) {
       const provider = this.providers.registry.get(v.provider)
-      const config = v.providerConfigId ? (await this.ctx.storage.secrets.getProviderConfig(v.providerConfigId))?.config ?? {} : {}
-      await provider?.delete({ ref: v.ref, config }).catch((err: unknown) => this.ctx.log.warn({ secretId: id, version: v.version, errorCode: providerFailure(err).code }, 'could not delete a revoked secret value at its provider'))
+      const config = v.providerConfigId ? ((await this.ctx.storage.secrets.getProviderConfig(v.providerConfigId))?.config ?? {}) : {}
+      await provider
+        ?.delete({ ref: v.ref, config })
+        .catch((err: unknown) => this.ctx.log.warn({ secretId: id, version: v.version, errorCode: providerFailure(err).code }, 'could not delete a revoked secret value at its provider'))
     }
   }
 
   // Remote import ---------------------------------------------------------------------------------
 
-  async remoteImportPreview(actor: Actor, squadId: string, input: { providerConfigId: string; query?: string; pageSize?: number; nextToken?: string }): Promise<{ candidates: RemoteImportCandidate[]; nextToken: string | null }> {
+  async remoteImportPreview(
+    actor: Actor,
+    squadId: string,
+    input: { providerConfigId: string; query?: string; pageSize?: number; nextToken?: string },
+  ): Promise<{ candidates: RemoteImportCandidate[]; nextToken: string | null }> {
     await this.squads.visible(this.ctx.storage, actor, squadId)
     requireOperator(actor)
     const config = await this.configFor(this.ctx.storage, squadId, input.providerConfigId)
@@ -272,8 +289,23 @@ export class SecretService implements SecretResolver {
       throw new SlawError('secret_unavailable', `Listing ${provider.type} secrets failed: ${providerFailure(err).message}`)
     }
     const items = page.items.map((i) => ({ externalRef: i.externalRef, name: i.name, key: secretKeyFromName(i.name) }))
-    const byRef = new Map((await this.ctx.storage.secrets.findByExternalRefs(squadId, config.id, items.map((i) => i.externalRef))).map((s) => [s.externalRef!, s]))
-    const byKey = new Map((await this.ctx.storage.secrets.findByKeys(squadId, items.map((i) => i.key))).map((s) => [s.key, s]))
+    const byRef = new Map(
+      (
+        await this.ctx.storage.secrets.findByExternalRefs(
+          squadId,
+          config.id,
+          items.map((i) => i.externalRef),
+        )
+      ).map((s) => [s.externalRef!, s]),
+    )
+    const byKey = new Map(
+      (
+        await this.ctx.storage.secrets.findByKeys(
+          squadId,
+          items.map((i) => i.key),
+        )
+      ).map((s) => [s.key, s]),
+    )
     const candidates = items.map((i): RemoteImportCandidate => {
       const dup = byRef.get(i.externalRef)
       if (dup) return { ...i, status: 'duplicate', existingSecretId: dup.id }
@@ -291,8 +323,23 @@ export class SecretService implements SecretResolver {
       const config = await this.configFor(tx, squadId, input.providerConfigId)
       const provider = this.providers.provider(config.provider, '/providerConfigId')
       if (provider.type === localEncryptedType) throw invalid('/providerConfigId', 'local_encrypted has no remote secrets to import')
-      const existing = new Set((await tx.secrets.findByExternalRefs(squadId, config.id, input.secrets.map((s) => s.externalRef))).map((s) => s.externalRef))
-      const takenKeys = new Set((await tx.secrets.findByKeys(squadId, input.secrets.map((s) => s.key ?? secretKeyFromName(s.name ?? s.externalRef)))).map((s) => s.key))
+      const existing = new Set(
+        (
+          await tx.secrets.findByExternalRefs(
+            squadId,
+            config.id,
+            input.secrets.map((s) => s.externalRef),
+          )
+        ).map((s) => s.externalRef),
+      )
+      const takenKeys = new Set(
+        (
+          await tx.secrets.findByKeys(
+            squadId,
+            input.secrets.map((s) => s.key ?? secretKeyFromName(s.name ?? s.externalRef)),
+          )
+        ).map((s) => s.key),
+      )
       const result: RemoteImportResult = { imported: 0, skipped: 0, errored: 0, results: [] }
       for (const sel of input.secrets) {
         const name = (sel.name ?? sel.externalRef).trim()
@@ -315,8 +362,18 @@ export class SecretService implements SecretResolver {
         }
         const id = uuidv7()
         const secret = await tx.secrets.insert({
-          id, squadId, key, name, provider: provider.type, providerConfigId: config.id, status: 'active', managedMode: 'external_reference',
-          externalRef: sel.externalRef, latestVersion: 1, description: sel.description ?? null, providerMetadata: sel.providerMetadata ?? null,
+          id,
+          squadId,
+          key,
+          name,
+          provider: provider.type,
+          providerConfigId: config.id,
+          status: 'active',
+          managedMode: 'external_reference',
+          externalRef: sel.externalRef,
+          latestVersion: 1,
+          description: sel.description ?? null,
+          providerMetadata: sel.providerMetadata ?? null,
         })
         await this.writeVersion(tx, secret, 1, provider, config, { externalRef: sel.externalRef, providerVersionRef: sel.providerVersionRef ?? null })
         await recordActivity(tx, actor, { squadId, action: 'secret.imported', entityType: 'secret', entityId: id, details: describe(secret) })
@@ -389,7 +446,12 @@ export class SecretService implements SecretResolver {
   }
 
   /** The provider and config a create names: the config's provider, else the named provider (with the squad default if it is of that type), else the squad default, else local_encrypted. */
-  private async pickProvider(tx: StorageSession, squadId: string, type: string | undefined, configId: string | null | undefined): Promise<{ provider: SecretProvider; config: SecretProviderConfigRecord | undefined }> {
+  private async pickProvider(
+    tx: StorageSession,
+    squadId: string,
+    type: string | undefined,
+    configId: string | null | undefined,
+  ): Promise<{ provider: SecretProvider; config: SecretProviderConfigRecord | undefined }> {
     if (configId) {
       const config = await this.configFor(tx, squadId, configId, type)
       return { provider: this.providers.provider(config.provider, '/providerConfigId'), config }

@@ -150,23 +150,25 @@ export class IssueCheckout {
    */
   private async checkoutIn(tx: StorageSession, items: CheckoutItem[]): Promise<Array<PromiseSettledResult<Issue>>> {
     // Reads: each issue, its squad and the agent, pipelined.
-    const read = await Promise.allSettled(items.map(async ({ actor, id, input }) => {
-      const squadRow = tx.squads.getOfIssue(id)
-      const [issue, agent] = await Promise.all([this.issues.visible(tx, actor, id), isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined, squadRow.catch(() => undefined)])
-      const squad = await this.squads.writableRow(actor, issue.squadId, async () => {
-        const row = await squadRow
-        return row?.id === issue.squadId ? row : tx.squads.get(issue.squadId)
-      })
-      if (!agent || agent.squadId !== issue.squadId) throw notFound('Agent')
-      if (!canTakeWork(agent)) throw new SlawError('agent_not_active', `The agent is ${agent.status}; it cannot check out work.`)
-      if (issue.checkoutAgentId && issue.checkoutAgentId !== agent.id) throw new SlawError('issue_checked_out')
-      const again = issue.checkoutAgentId === agent.id && issue.status === 'in_progress'
-      const allowed = input.expectedStatuses?.length ? input.expectedStatuses : defaultCheckoutStatuses
-      if (!again && !allowed.includes(issue.status)) {
-        throw new SlawError('invalid_state', `The issue is ${issue.status}; checkout expects one of: ${allowed.join(', ')}.`)
-      }
-      return { issue, agent, squad, allowed, again }
-    }))
+    const read = await Promise.allSettled(
+      items.map(async ({ actor, id, input }) => {
+        const squadRow = tx.squads.getOfIssue(id)
+        const [issue, agent] = await Promise.all([this.issues.visible(tx, actor, id), isUuid(input.agentId) ? tx.agents.get(input.agentId) : undefined, squadRow.catch(() => undefined)])
+        const squad = await this.squads.writableRow(actor, issue.squadId, async () => {
+          const row = await squadRow
+          return row?.id === issue.squadId ? row : tx.squads.get(issue.squadId)
+        })
+        if (!agent || agent.squadId !== issue.squadId) throw notFound('Agent')
+        if (!canTakeWork(agent)) throw new SlawError('agent_not_active', `The agent is ${agent.status}; it cannot check out work.`)
+        if (issue.checkoutAgentId && issue.checkoutAgentId !== agent.id) throw new SlawError('issue_checked_out')
+        const again = issue.checkoutAgentId === agent.id && issue.status === 'in_progress'
+        const allowed = input.expectedStatuses?.length ? input.expectedStatuses : defaultCheckoutStatuses
+        if (!again && !allowed.includes(issue.status)) {
+          throw new SlawError('invalid_state', `The issue is ${issue.status}; checkout expects one of: ${allowed.join(', ')}.`)
+        }
+        return { issue, agent, squad, allowed, again }
+      }),
+    )
     // Guards (project pause, budgets, fleet limit): all of an item's at once; the first refusal in
     // registration order wins. A checkout already held by its agent is answered as it is.
     const guarded = await thenEach(read, async (c) => {
@@ -177,15 +179,19 @@ export class IssueCheckout {
       return c
     })
     // The conditional updates: only while nobody else holds the issue and its status is still allowed.
-    const updated = await thenEach(guarded, async (c) => {
-      if (c.again) return { ...c, updated: undefined }
-      const row = await tx.issues.checkout({ id: c.issue.id, agentId: c.agent.id, allowedStatuses: c.allowed })
-      if (row) return { ...c, updated: row }
-      // The conditional update lost to a write that slipped past the lock: say which condition failed.
-      const now = await tx.issues.get(c.issue.id)
-      if (now?.checkoutAgentId && now.checkoutAgentId !== c.agent.id) throw new SlawError('issue_checked_out')
-      throw new SlawError('invalid_state', `The issue is ${now?.status ?? 'gone'}; checkout expects one of: ${c.allowed.join(', ')}.`)
-    }, counterLockOrder(guarded))
+    const updated = await thenEach(
+      guarded,
+      async (c) => {
+        if (c.again) return { ...c, updated: undefined }
+        const row = await tx.issues.checkout({ id: c.issue.id, agentId: c.agent.id, allowedStatuses: c.allowed })
+        if (row) return { ...c, updated: row }
+        // The conditional update lost to a write that slipped past the lock: say which condition failed.
+        const now = await tx.issues.get(c.issue.id)
+        if (now?.checkoutAgentId && now.checkoutAgentId !== c.agent.id) throw new SlawError('issue_checked_out')
+        throw new SlawError('invalid_state', `The issue is ${now?.status ?? 'gone'}; checkout expects one of: ${c.allowed.join(', ')}.`)
+      },
+      counterLockOrder(guarded),
+    )
     // A database error aborted the transaction under every item: fail the call (a batch is then
     // retried item by item) rather than answer items whose writes will not commit.
     const failed = updated.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof SlawError))
@@ -261,7 +267,13 @@ function thenEach<T, U>(results: Array<PromiseSettledResult<T>>, fn: (value: T) 
   const out: Array<Promise<PromiseSettledResult<U>> | PromiseRejectedResult> = new Array(results.length)
   for (const i of order) {
     const r = results[i]!
-    out[i] = r.status === 'rejected' ? r : fn(r.value).then((value) => ({ status: 'fulfilled', value }), (reason: unknown) => ({ status: 'rejected', reason }))
+    out[i] =
+      r.status === 'rejected'
+        ? r
+        : fn(r.value).then(
+            (value) => ({ status: 'fulfilled', value }),
+            (reason: unknown) => ({ status: 'rejected', reason }),
+          )
   }
   return Promise.all(out)
 }

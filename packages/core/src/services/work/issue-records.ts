@@ -102,7 +102,10 @@ export class IssueRecordService {
   }
 
   /** Writes checked comments: one insert for all, reopens, one statement for every activity entry, mention wakes. */
-  private async writeComments(tx: StorageSession, adds: Array<{ actor: Actor; issue: Issue; squadId: string; input: { body: string; reopen?: boolean } }>): Promise<Array<{ comment: Comment; wakes: number }>> {
+  private async writeComments(
+    tx: StorageSession,
+    adds: Array<{ actor: Actor; issue: Issue; squadId: string; input: { body: string; reopen?: boolean } }>,
+  ): Promise<Array<{ comment: Comment; wakes: number }>> {
     if (!adds.length) return []
     const comments = await tx.comments.insert(adds.map((a) => ({ id: uuidv7(), issueId: a.issue.id, squadId: a.squadId, body: a.input.body, ...author(a.actor) })))
     const entries: Array<{ actor: Actor; input: ActivityInput }> = []
@@ -166,7 +169,8 @@ export class IssueRecordService {
         baseRevisionId: base,
         newRevisionId: uuidv7(),
       })
-      if (!document) throw new SlawError('revision_conflict', existing ? 'The document changed since baseRevisionId; reload and retry.' : 'The document does not exist; send baseRevisionId null to create it.')
+      if (!document)
+        throw new SlawError('revision_conflict', existing ? 'The document changed since baseRevisionId; reload and retry.' : 'The document does not exist; send baseRevisionId null to create it.')
       await recordActivity(tx, actor, {
         squadId: squad.id,
         action: existing ? 'issue.document_updated' : 'issue.document_created',

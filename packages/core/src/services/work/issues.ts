@@ -235,7 +235,10 @@ export class IssueService {
    * entries and outbox rows. Squads' rows are held from numbering to commit, so nothing that only
    * reads comes after it but the new issues' own relations.
    */
-  private async writeCreated(tx: StorageSession, creates: Array<{ actor: Actor; input: CreateIssueInput; fields: NewCreatedIssue; opts: { wake?: AssignmentWake } }>): Promise<Array<{ issue: IssueDetail; wakes: number }>> {
+  private async writeCreated(
+    tx: StorageSession,
+    creates: Array<{ actor: Actor; input: CreateIssueInput; fields: NewCreatedIssue; opts: { wake?: AssignmentWake } }>,
+  ): Promise<Array<{ issue: IssueDetail; wakes: number }>> {
     let issues: Array<Issue | undefined>
     try {
       issues = await tx.issues.insertNumbered(creates.map((c) => c.fields))
@@ -374,7 +377,14 @@ export class IssueService {
       if (!isPrivileged(actor)) throw new SlawError('forbidden', 'Deleting issues needs an Operator key.')
       const { issue, squad } = await this.writable(tx, actor, id)
       await tx.issues.delete(issue.id)
-      await recordActivity(tx, actor, { squadId: squad.id, action: 'issue.deleted', entityType: 'issue', entityId: issue.id, details: { identifier: issue.identifier }, outbox: [outboxUpserts.issue(issue, true)] })
+      await recordActivity(tx, actor, {
+        squadId: squad.id,
+        action: 'issue.deleted',
+        entityType: 'issue',
+        entityId: issue.id,
+        details: { identifier: issue.identifier },
+        outbox: [outboxUpserts.issue(issue, true)],
+      })
     })
   }
 
@@ -388,13 +398,14 @@ export class IssueService {
     return this.checkouts.submit(actor, id, input)
   }
 
-
   release(actor: Actor, id: string): Promise<Issue> {
     return this.checkouts.release(actor, id)
   }
 
-
-  async heartbeatContext(actor: Actor, id: string): Promise<{ issue: IssueDetail; ancestors: IssueRef[]; commentCursor: { totalComments: number; latestCommentId: string | null; latestCommentAt: Date | null } }> {
+  async heartbeatContext(
+    actor: Actor,
+    id: string,
+  ): Promise<{ issue: IssueDetail; ancestors: IssueRef[]; commentCursor: { totalComments: number; latestCommentId: string | null; latestCommentAt: Date | null } }> {
     const issue = await this.get(actor, id)
     const commentCursor = await this.ctx.storage.comments.cursor(issue.id)
     return { issue, ancestors: issue.ancestors, commentCursor }

@@ -22,15 +22,11 @@ export const directiveRoutes = (services: TowerServices) => async (root: Fastify
     },
   )
 
-  app.get(
-    '/instances/:id/directives',
-    { schema: { params: IdParams, querystring: PageQuery, response: { 200: Page(QueuedDirective), ...errorResponses(400, 401, 404, 429) } } },
-    async (request) => services.directives.list(await services.fleet.require(request.params.id), request.query),
+  app.get('/instances/:id/directives', { schema: { params: IdParams, querystring: PageQuery, response: { 200: Page(QueuedDirective), ...errorResponses(400, 401, 404, 429) } } }, async (request) =>
+    services.directives.list(await services.fleet.require(request.params.id), request.query),
   )
 
-  app.post(
-    '/directives',
-    { schema: { body: QueueableDirective, response: { 201: Type.Object({ queued: Type.Integer() }), ...errorResponses(400, 401, 429) } } },
-    async (request, reply) => reply.status(201).send({ queued: await services.directives.queueForAll(request.body) }),
+  app.post('/directives', { schema: { body: QueueableDirective, response: { 201: Type.Object({ queued: Type.Integer() }), ...errorResponses(400, 401, 429) } } }, async (request, reply) =>
+    reply.status(201).send({ queued: await services.directives.queueForAll(request.body) }),
   )
 }

@@ -8,11 +8,7 @@ import { InstanceListQuery, InstanceView } from '../../schemas/admin.js'
 export const instanceRoutes = (services: TowerServices) => async (root: FastifyInstance) => {
   const app = root.withTypeProvider<TypeBoxTypeProvider>()
 
-  app.get('/instances', { schema: { querystring: InstanceListQuery, response: { 200: Page(InstanceView), ...errorResponses(400, 401, 429) } } }, async (request) =>
-    services.fleet.list(request.query),
-  )
+  app.get('/instances', { schema: { querystring: InstanceListQuery, response: { 200: Page(InstanceView), ...errorResponses(400, 401, 429) } } }, async (request) => services.fleet.list(request.query))
 
-  app.get('/instances/:id', { schema: { params: IdParams, response: { 200: InstanceView, ...errorResponses(401, 404, 429) } } }, async (request) =>
-    services.fleet.get(request.params.id),
-  )
+  app.get('/instances/:id', { schema: { params: IdParams, response: { 200: InstanceView, ...errorResponses(401, 404, 429) } } }, async (request) => services.fleet.get(request.params.id))
 }

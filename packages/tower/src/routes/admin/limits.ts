@@ -23,9 +23,7 @@ export const limitRoutes = (services: TowerServices) => async (root: FastifyInst
     limit: await services.limits.fleet(),
   }))
 
-  app.put('/limits', { schema: { body: LimitInput, response: { 200: LimitSpec, ...errorResponses(400, 401, 429) } } }, async (request) =>
-    services.limits.set(null, request.body),
-  )
+  app.put('/limits', { schema: { body: LimitInput, response: { 200: LimitSpec, ...errorResponses(400, 401, 429) } } }, async (request) => services.limits.set(null, request.body))
 
   app.get('/instances/:id/limits', { schema: { params: IdParams, response: { 200: Effective, ...errorResponses(401, 404, 429) } } }, async (request) => {
     const pk = await services.fleet.require(request.params.id)

@@ -13,10 +13,8 @@ export const ruleRoutes = (services: TowerServices) => async (root: FastifyInsta
     items: await services.rules.list(),
   }))
 
-  app.post(
-    '/auto-approve-rules',
-    { schema: { body: AutoApproveRuleInput, response: { 201: AutoApproveRule, ...errorResponses(400, 401, 429) } } },
-    async (request, reply) => reply.status(201).send(await services.rules.create(request.body)),
+  app.post('/auto-approve-rules', { schema: { body: AutoApproveRuleInput, response: { 201: AutoApproveRule, ...errorResponses(400, 401, 429) } } }, async (request, reply) =>
+    reply.status(201).send(await services.rules.create(request.body)),
   )
 
   app.delete('/auto-approve-rules/:id', { schema: { params: IdParams, response: { 200: Ok, ...errorResponses(401, 404, 429) } } }, async (request) => {

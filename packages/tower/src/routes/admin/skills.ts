@@ -19,9 +19,7 @@ export const skillRoutes = (services: TowerServices) => async (root: FastifyInst
     async (request) => services.skills.publish(request.params.key, request.body),
   )
 
-  app.delete(
-    '/skills/:key',
-    { schema: { params: SkillKeyParams, response: { 200: Type.Object({ catalogVersion: Type.Integer() }), ...errorResponses(400, 401, 404, 429) } } },
-    async (request) => services.skills.unpublish(request.params.key),
+  app.delete('/skills/:key', { schema: { params: SkillKeyParams, response: { 200: Type.Object({ catalogVersion: Type.Integer() }), ...errorResponses(400, 401, 404, 429) } } }, async (request) =>
+    services.skills.unpublish(request.params.key),
   )
 }
