@@ -1,6 +1,6 @@
 import type { ActivityEntry, ActorType, Agent, Goal, GoalStatus, IssueSummary, Project } from '../records.js'
 import type { Approval, ApprovalComment, ApprovalStatus, ApprovalType, BudgetIncident, BudgetLevel, BudgetMetric, BudgetScopeType, CostEvent, Workspace } from '../records/governance.js'
-import type { NewOutboxEntry } from './storage.js'
+import type { NewOutboxEntry } from '../records/activity.js'
 
 /**
  * Records and repositories of governance and money: approvals, goals, projects and their execution

@@ -13,13 +13,14 @@ import type {
   IssueStatus,
   IssueSummary,
   Job,
+  NewOutboxEntry,
   OutboxEntry,
   Squad,
   HeartbeatRun,
   HeartbeatRunLiveness,
   HeartbeatRunStatus,
 } from '../records.js'
-import type { EnvBinding } from '../services/secrets/env-bindings.js'
+import type { EnvBinding } from '../records/routines.js'
 import type { ApprovalRepository, BudgetRepository, CostRepository, DashboardRepository, GoalRepository, ProjectRepository, WorkspaceRepository } from './governance.js'
 export type * from './governance.js'
 import type { SkillRepository } from './skills.js'
@@ -436,7 +437,6 @@ export interface ActivityRepository {
   list(filter: ActivityFilter): Promise<ActivityEntry[]>
 }
 
-export type NewOutboxEntry = Omit<OutboxEntry, 'seq' | 'createdAt'>
 export interface OutboxRepository {
   append(entries: NewOutboxEntry[]): Promise<void>
   /** Entries with `seq` greater than `afterSeq` (a decimal string; '0' for all), in order. */

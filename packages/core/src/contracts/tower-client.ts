@@ -1,6 +1,6 @@
 import type { Skill, SkillCatalog } from '../ingest/skills.js'
 import type { LimitSpec } from '../ingest/directives.js'
-import type { Actor } from '../services/foundation/actor.js'
+import type { Actor } from './actor.js'
 import type { BillingType } from './governance.js'
 import type { Storage } from './storage.js'
 

@@ -1,4 +1,4 @@
-import type { CostEvent } from './governance.js'
+import type { CostEvent } from '../records/governance.js'
 import type { Agent, Issue, Project, Squad } from '../records.js'
 
 /**

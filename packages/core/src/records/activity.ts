@@ -30,3 +30,6 @@ export const OutboxEntryRecord = Type.Object({
   createdAt: DateTime,
 })
 export type OutboxEntry = StaticDecode<typeof OutboxEntryRecord>
+
+/** An outbox row as a change writes it: the storage numbers it (`seq`) and stamps it. */
+export type NewOutboxEntry = Omit<OutboxEntry, 'seq' | 'createdAt'>

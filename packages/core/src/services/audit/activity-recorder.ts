@@ -1,4 +1,5 @@
-import type { NewActivity, NewOutboxEntry, StorageSession } from '../../contracts/storage.js'
+import type { NewActivity, StorageSession } from '../../contracts/storage.js'
+import type { NewOutboxEntry } from '../../records/activity.js'
 import type { ActivityEntry, Agent, Issue, Squad } from '../../records.js'
 import { actorColumns, type Actor } from '../foundation/actor.js'
 import { uuidv7 } from '../foundation/ids.js'

@@ -1,8 +1,9 @@
 import { SlawError, notFound } from '../../errors.js'
 import { isUuid } from './ids.js'
 
-/** Who is calling: resolved from the bearer token by the auth hook, or built by a host application. */
-export type Actor = { type: 'operator'; keyId: string | null } | { type: 'agent'; agentId: string; squadId: string; keyId: string; runId: string | null } | { type: 'system'; id: string }
+import type { Actor } from '../../contracts/actor.js'
+
+export type { Actor }
 
 export const systemActor = (id = 'slaw'): Actor => ({ type: 'system', id })
 export const operatorActor = (keyId: string | null = null): Actor => ({ type: 'operator', keyId })

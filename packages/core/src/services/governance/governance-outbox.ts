@@ -1,4 +1,4 @@
-import type { NewOutboxEntry } from '../../contracts/storage.js'
+import type { NewOutboxEntry } from '../../records/activity.js'
 import type { CostEvent } from '../../contracts/governance.js'
 import type { Project } from '../../records.js'
 
