@@ -1,7 +1,7 @@
 import { JobRejected } from '../runs/jobs.js'
 import { SlawError, notFound } from '../../errors.js'
 import type { Agent, Issue, Job } from '../../records.js'
-import { bundleFormat, bundleVersion, exportParts, type BundleAgent, type BundleIssue, type BundleSkill, type ExportPart, type SquadBundle } from '../../schemas/exports.js'
+import { bundleFormat, bundleVersion, exportParts, type BundleAgent, type BundleIssue, type BundleSkill, type ExportPart, type SquadBundle } from './bundle.js'
 import { assertSquadVisible, requireOperator, type Actor } from '../foundation/actor.js'
 import type { ServiceContext } from '../foundation/context.js'
 import { isUuid, uuidv7 } from '../foundation/ids.js'
