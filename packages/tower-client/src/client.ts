@@ -566,7 +566,7 @@ class DefaultTowerClient implements TowerClient {
       // instance so). Back to enrolling; in enforce mode the API is gated until the tower approves again.
       ctx.log.warn({ code: err.code }, 'the tower refused the instance key; enrolling again')
       this.live.close('instance key refused')
-      if (e) await store.save({ enrollment: { ...e, enrollmentId: null, state: null, apiKey: null, everActive: false } })
+      await this.enrollment.credentialLost(e)
       await this.saveReport({ lastError, unreachable: false })
       return this.retryIn(this.backoff.next(), false)
     }
@@ -576,22 +576,12 @@ class DefaultTowerClient implements TowerClient {
         const state = err.code === 'enrollment_rejected' ? 'rejected' : 'revoked'
         ctx.log.warn({ state }, 'the tower refused this instance')
         this.live.close(`enrollment ${state}`)
-        const base: EnrollmentRecord = e ?? {
-          towerUrl: url!,
-          machineId: this.enrollment.identity().machineId,
-          instanceId: this.enrollment.identity().instanceId,
-          enrollmentId: null,
-          state: null,
-          pollIntervalSec: 10,
-          apiKey: null,
-          everActive: false,
-        }
-        await store.save({ enrollment: { ...base, state, apiKey: null } })
+        await this.enrollment.refused(url!, e, state)
         await this.saveReport({ lastError, unreachable: false })
         return { delay: this.options.refreshMs, retryable: false }
       }
       case 'enrollment_not_found':
-        if (e) await store.save({ enrollment: { ...e, enrollmentId: null, state: null, apiKey: null } })
+        await this.enrollment.forgotten(e)
         return { delay: 0, retryable: false }
       case 'protocol_version_unsupported':
         ctx.log.error({ error: err.message }, 'the tower does not accept this protocol version; retrying at the longest interval')

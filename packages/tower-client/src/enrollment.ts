@@ -55,6 +55,26 @@ export class Enrollment {
     return this.record(e.towerUrl, e, res.body, 'poll')
   }
 
+  /**
+   * The tower refused the instance key (a 401): the key is lost. Back to enrolling; in enforce
+   * mode the API stays gated until the tower approves again (docs/ingest-protocol.md).
+   */
+  async credentialLost(e: EnrollmentRecord | undefined): Promise<void> {
+    if (e) await this.r.store.save({ enrollment: { ...e, enrollmentId: null, state: null, apiKey: null, everActive: false } })
+  }
+
+  /** The tower rejected or revoked this instance: final, no automatic re-enrollment. */
+  async refused(url: string, e: EnrollmentRecord | undefined, state: 'rejected' | 'revoked'): Promise<void> {
+    const id = this.identity()
+    const base: EnrollmentRecord = e ?? { towerUrl: url, machineId: id.machineId, instanceId: id.instanceId, enrollmentId: null, state: null, pollIntervalSec: 10, apiKey: null, everActive: false }
+    await this.r.store.save({ enrollment: { ...base, state, apiKey: null } })
+  }
+
+  /** The tower no longer knows the enrollment being polled: enroll again, from scratch. */
+  async forgotten(e: EnrollmentRecord | undefined): Promise<void> {
+    if (e) await this.r.store.save({ enrollment: { ...e, enrollmentId: null, state: null, apiKey: null } })
+  }
+
   private async record(url: string, previous: EnrollmentRecord | undefined, body: EnrollAnswer, via: 'enroll' | 'poll'): Promise<EnrollmentRecord> {
     // The reference tower's poll answer has no enrollmentId: the id is the one polled for.
     const polledId = via === 'poll' ? previous?.enrollmentId : undefined
