@@ -1,7 +1,7 @@
 import t from 'tap'
 import { eachBackend } from './helpers/instance.js'
 import { activityOf, isError, unknownId } from './helpers/fixtures.js'
-import { createSecret, memoryProvider, resolveInput } from './helpers/secrets.js'
+import { createSecret, memoryProvider } from './helpers/secrets.js'
 
 const mem = memoryProvider()
 

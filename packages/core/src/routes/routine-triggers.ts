@@ -1,4 +1,3 @@
-import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Ok, errors } from '../schemas/common.js'
 import { CreateTriggerBody, PublicFireParams, PublicFireResponse, TriggerWithSecretSchema, UpdateTriggerBody, presentTriggerWithSecret } from '../schemas/routine-triggers.js'

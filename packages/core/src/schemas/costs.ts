@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { BudgetIncidentRecord, CostEventRecord, type BudgetIncident, type CostEvent } from '../contracts/governance.js'
-import type { AgentBudgetView, BudgetOverview, ProjectBudgetView, QuotaWindow } from '../services/money/budgets.js'
+import type { BudgetOverview, ProjectBudgetView, QuotaWindow } from '../services/money/budgets.js'
 import type { CostSummary, SpendWindow } from '../services/money/costs.js'
 import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
 
@@ -174,7 +174,6 @@ export const presentIncident = (i: BudgetIncident): Static<typeof IncidentSchema
   createdAt: iso(i.createdAt),
 })
 export const presentProjectBudget = (p: ProjectBudgetView) => ({ ...p, pausedAt: isoOrNull(p.pausedAt) })
-export const presentAgentBudget = (a: AgentBudgetView) => a
 export const presentOverview = (o: BudgetOverview) => ({
   ...o,
   periodStart: iso(o.periodStart),

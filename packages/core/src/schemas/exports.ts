@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { JobRecord, issuePriorities, issueStatuses, type Job } from '../records.js'
-import { Nullable, Uuid, iso, isoOrNull } from './common.js'
+import { JobRecord, type Job } from '../records.js'
+import { Uuid, iso, isoOrNull } from './common.js'
 
 // The bundle format and the import plan live with the fleet area (services/fleet/bundle.ts).
 export { BundleAgent, BundleIssue, BundleSkill, ImportItemSchema, ImportPlanSchema, SquadBundle, bundleFormat, bundleVersion, collisionPolicies, exportParts } from '../services/fleet/bundle.js'

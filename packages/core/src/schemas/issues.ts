@@ -11,8 +11,6 @@ import {
   type Interaction,
   type Issue,
   type IssueDocument,
-  type IssueRef,
-  type IssueSummary,
 } from '../records.js'
 import type { IssueDetail } from '../services/work/issues.js'
 import { CommaList, Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
@@ -139,8 +137,6 @@ export const presentIssueDetail = (i: IssueDetail): Static<typeof IssueDetailSch
   blocks: i.blocks,
   ancestors: i.ancestors,
 })
-export const presentSummary = (i: IssueSummary) => i
-export const presentRef = (i: IssueRef) => i
 export const presentComment = (c: Comment): Static<typeof CommentSchema> => ({ ...c, createdAt: iso(c.createdAt) })
 export const presentDocument = (d: IssueDocument): Static<typeof DocumentSchema> => ({ ...d, createdAt: iso(d.createdAt), updatedAt: iso(d.updatedAt) })
 export const presentInteraction = (x: Interaction): Static<typeof InteractionSchema> => ({ ...x, resolvedAt: isoOrNull(x.resolvedAt), createdAt: iso(x.createdAt) })

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Comment, CommentRepository, DocumentRepository, DocumentWrite, Interaction, InteractionRepository, InteractionStatus, IssueDocument, NewComment, NewInteraction } from '@slaw/core'
 import type { Database } from '../schema.js'
 import { guardUnique, json, now } from '../sql-helpers.js'

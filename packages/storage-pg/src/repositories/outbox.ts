@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { NewOutboxEntry, OutboxEntry, OutboxRepository } from '@slaw/core'
 import { outboxInsert } from './activity.js'
 import type { Database } from '../schema.js'
-import { json, visibilityHorizon } from '../sql-helpers.js'
+import { visibilityHorizon } from '../sql-helpers.js'
 
 /**
  * The transactional outbox. Rows get an internal id at insert, but a reader must never see row
