@@ -1,38 +1,19 @@
 import t from 'tap'
-import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { createInstance } from '@slaw/core'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
 import { chromium } from 'playwright-core'
 import { consolePlugin } from '../src/index.js'
+import { browserSkip, buildApp, chromiumPath } from './helpers/browser.js'
 
 // Console sign-in in a real browser: the session cookie as Chromium keeps it, used for reads and
 // same-origin mutations, and refused for a mutation another origin's page sends with it.
 
-const chromiumPath = '/usr/bin/chromium'
-const skip = existsSync(chromiumPath) ? false : `${chromiumPath} is missing (apt-get install chromium): the sign-in browser test needs it`
+const skip = browserSkip ?? false
 const operatorKey = 'slaw_op_sign_in_browser_test_key_0001'
-const packageRoot = fileURLToPath(new URL('..', import.meta.url))
-
-/** The app, built from its current source into a fresh folder. */
-async function buildApp(): Promise<string> {
-  const outDir = mkdtempSync(join(tmpdir(), 'slaw-console-sign-in-'))
-  const vite = join(dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin', 'vite.js')
-  await new Promise<void>((resolve, reject) =>
-    execFile(
-      process.execPath,
-      [vite, 'build', '--config', 'app/vite.config.ts', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'],
-      { cwd: packageRoot, timeout: 240_000 },
-      (err, _out, stderr) => (err ? reject(new Error(`vite build failed: ${stderr || err.message}`)) : resolve()),
-    ),
-  )
-  return outDir
-}
 
 t.setTimeout(300_000)
 t.test('sign in through the console in Chromium; the cookie works same-origin and is refused cross-origin', { skip }, async (t) => {
@@ -67,7 +48,7 @@ t.test('sign in through the console in Chromium; the cookie works same-origin an
   const page = context.pages()[0] ?? (await context.newPage())
   page.setDefaultTimeout(15_000)
 
-  await page.goto(base + '/')
+  await page.goto(`${base}/`)
   await page.getByLabel('Operator key').fill(operatorKey)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('button', { name: 'Sign out' }).waitFor()
