@@ -1,6 +1,7 @@
 import type { Skill, SkillCatalog } from '../ingest/skills.js'
 import type { LimitSpec } from '../ingest/directives.js'
 import type { Actor } from './actor.js'
+import type { SquadSkill } from './skills.js'
 import type { BillingType } from './governance.js'
 import type { Storage } from './storage.js'
 
@@ -73,8 +74,8 @@ export interface TowerSkillsHook {
   applyCatalog(catalog: SkillCatalog, fetchSkill: (key: string) => Promise<Skill | null>, onSkipped?: (key: string, problem: string) => void): Promise<number>
   /** The catalog version applied last, or null before the first pull. */
   appliedCatalogVersion(): Promise<number | null>
-  /** Installs catalog skill `key` into the squad; resolves to the presented squad skill. */
-  installSkill(input: { key: string; squadId: string; actor: Actor }): Promise<Record<string, unknown>>
+  /** Installs catalog skill `key` into the squad; resolves to the squad skill. */
+  installSkill(input: { key: string; squadId: string; actor: Actor }): Promise<SquadSkill>
 }
 
 /** What `GET /api/tower` shows. */

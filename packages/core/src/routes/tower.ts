@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errors } from '../schemas/common.js'
+import { presentSkill } from '../schemas/skills.js'
 import { ConnectTowerBody, InstallSkillBody, InstalledSkill, SkillKeyParams, TowerStatusSchema, presentTowerStatus } from '../schemas/tower.js'
 
 /**
@@ -37,5 +38,5 @@ export const towerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }))
 
   const installSkill = { tags, params: SkillKeyParams, body: InstallSkillBody, response: { 200: InstalledSkill, ...errors } } as const
-  app.post('/api/tower/skills/:key/install', { config, schema: installSkill }, async (req) => ({ skill: await tower.installSkill(req.actor, req.params.key, req.body.squadId) }))
+  app.post('/api/tower/skills/:key/install', { config, schema: installSkill }, async (req) => ({ skill: presentSkill(await tower.installSkill(req.actor, req.params.key, req.body.squadId)) }))
 }

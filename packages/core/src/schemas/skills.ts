@@ -75,8 +75,8 @@ export const SkillSchema = Type.Object({ ...summaryFields, markdown: SquadSkillR
 /** A skill of the pulled tower catalog, without content (for the tower controls). */
 export const CatalogSkillSchema = Type.Object(Type.Omit(CatalogSkillRecord, ['markdown', 'files', 'storedAt']).properties, { $id: 'CatalogSkill', title: 'CatalogSkill' })
 
-// Skill presenters list their fields: `presentSkill` also answers the tower (`installSkill`), where no
-// response schema filters what it returns.
+// Skill presenters list their fields: `presentSkill` also answers `POST /api/tower/skills/{key}/install`,
+// whose response schema lets any field through.
 export const presentSkillSummary = (s: SquadSkillSummary): Static<typeof SkillSummarySchema> => ({
   id: s.id,
   squadId: s.squadId,

@@ -7,7 +7,6 @@ import type { TowerSkillsHook } from '../../contracts/tower-client.js'
 import { SlawError, invalid, notFound, type ErrorDetail } from '../../errors.js'
 import { Skill as FullCatalogSkillSchema, SkillCatalog, type Skill as FullCatalogSkill, type SkillDescriptor } from '../../ingest/skills.js'
 import type { Squad } from '../../records.js'
-import { presentSkill } from '../../schemas/skills.js'
 import { requireOperator, systemActor, visibleById, type Actor } from '../foundation/actor.js'
 import type { ServiceContext } from '../foundation/context.js'
 import { uuidv7 } from '../foundation/ids.js'
@@ -375,10 +374,10 @@ export class SkillService implements TowerSkillsHook {
     })
   }
 
-  /** `TowerSkillsHook.installSkill`: `installFromCatalog`, presented as the skill endpoints present a skill. */
-  async installSkill(input: { key: string; squadId: string; actor: Actor }): Promise<Record<string, unknown>> {
+  /** `TowerSkillsHook.installSkill`: `installFromCatalog`, answering the skill. */
+  async installSkill(input: { key: string; squadId: string; actor: Actor }): Promise<SquadSkill> {
     const { skill } = await this.installFromCatalog(input.actor, input.key, input.squadId)
-    return presentSkill(skill)
+    return skill
   }
 }
 

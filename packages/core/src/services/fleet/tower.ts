@@ -1,4 +1,5 @@
 import type { BillingType } from '../../contracts/governance.js'
+import type { SquadSkill } from '../../contracts/skills.js'
 import type { TowerClient, TowerMode, TowerSkillsHook, TowerStatus } from '../../contracts/tower-client.js'
 import { SlawError } from '../../errors.js'
 import { isUuid } from '../foundation/ids.js'
@@ -127,7 +128,7 @@ export class TowerService {
   }
 
   /** Installs a skill of the tower's catalog into a squad (pulling the catalog first when connected). */
-  async installSkill(actor: Actor, key: string, squadId: string): Promise<Record<string, unknown>> {
+  async installSkill(actor: Actor, key: string, squadId: string): Promise<SquadSkill> {
     requireOperator(actor)
     const client = this.require('refreshSkills')
     if (!isUuid(squadId)) throw new SlawError('not_found', 'Squad not found.')
