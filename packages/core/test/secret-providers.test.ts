@@ -117,6 +117,17 @@ eachBackend(
       filtered.body.candidates.map((c: any) => c.externalRef),
       ['remote/alpha'],
     )
+    // A secret slaw itself stored through this config shows remotely under <prefix><secretId>: a duplicate, not new.
+    const own = await createSecret(api, s.squadId, { name: 'own', value: 'stored by slaw', providerConfigId: cfg.id })
+    t.equal(own.managedMode, 'svc_managed')
+    mem.remote.push({ externalRef: `mem-arn/slaw/${own.id}`, name: `slaw/${own.id}` })
+    t.teardown(() => void mem.remote.pop())
+    const ownPreview = await api.call('POST', `/api/squads/${s.squadId}/secrets/remote-import/preview`, { providerConfigId: cfg.id, query: 'slaw/' })
+    t.same(
+      ownPreview.body.candidates.map((c: any) => [c.name, c.status, c.existingSecretId]),
+      [[`slaw/${own.id}`, 'duplicate', own.id]],
+      'a secret slaw stored is a duplicate',
+    )
     isError(t, await api.call('POST', `/api/squads/${s.squadId}/secrets/remote-import/preview`, { providerConfigId: cfg.id, pageSize: 101 }), 400, 'invalid_payload', 'pageSize at most 100')
     isError(t, await api.call('POST', `/api/squads/${s.squadId}/secrets/remote-import/preview`, { providerConfigId: unknownId }), 400, 'invalid_payload')
 

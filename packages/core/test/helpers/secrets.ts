@@ -42,7 +42,7 @@ export function memoryProvider(type = 'memory_vault') {
       return { items, ...(start + pageSize < all.length ? { nextToken: String(start + pageSize) } : {}) }
     },
   }
-  return { provider, values, state }
+  return { provider, values, state, remote }
 }
 
 export async function createSecret(api: TestApi, squadId: string, body: Record<string, unknown>): Promise<any> {

@@ -88,6 +88,9 @@ const keyTaken = (key: string) => new SlawError('secret_key_taken', `Another sec
  * audit trail. Values go in through create and rotate and come out only through `resolve` (the
  * `SecretResolver` the run engine calls), never in a response, a log line or an activity entry.
  */
+/** A secret id at the end of a remote secret's name (`slaw/0197…`). */
+const trailingUuid = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i
+
 export class SecretService implements SecretResolver {
   constructor(
     private readonly ctx: ServiceContext,
@@ -306,8 +309,16 @@ export class SecretService implements SecretResolver {
         )
       ).map((s) => [s.key, s]),
     )
+    // A secret slaw itself stored through this config sits remotely under a name ending in its id
+    // (`<prefix><secretId>` in every shipped provider): it is already here, not a new one to import.
+    const ownIds = [...new Set(items.map((i) => trailingUuid.exec(i.name)?.[1]?.toLowerCase()).filter((id): id is string => id !== undefined))]
+    const stored = new Map(
+      (await Promise.all(ownIds.map((id) => this.ctx.storage.secrets.get(id))))
+        .filter((s): s is SecretRecord => !!s && s.squadId === squadId && s.providerConfigId === config.id && s.managedMode === 'svc_managed' && s.status !== 'deleted')
+        .map((s) => [s.id, s]),
+    )
     const candidates = items.map((i): RemoteImportCandidate => {
-      const dup = byRef.get(i.externalRef)
+      const dup = byRef.get(i.externalRef) ?? stored.get(trailingUuid.exec(i.name)?.[1]?.toLowerCase() ?? '')
       if (dup) return { ...i, status: 'duplicate', existingSecretId: dup.id }
       const clash = byKey.get(i.key)
       if (clash || !i.key) return { ...i, status: 'conflict', existingSecretId: clash?.id ?? null }
