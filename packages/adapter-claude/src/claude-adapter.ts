@@ -4,12 +4,12 @@ import {
   defaultOutputTailBytes,
   firstLine,
   isTransientUpstream,
-  missingCwd,
   renderWakePrompt,
   retryTimeFrom,
   runChild,
   checkCliEnvironment,
   summaryOf,
+  wakeResuming,
   type ChildOutcome,
   type ChildRun,
 } from '@slaw/adapters'
@@ -99,21 +99,17 @@ export function claudeAdapter(options: ClaudeAdapterOptions = {}): AgentAdapter 
     type: 'claude_local',
     configSchema: claudeConfigSchema,
 
-    async wake(input) {
-      if (closed) return { status: 'cancelled', error: 'the claude_local adapter is closed' }
-      if (input.signal.aborted) return { status: 'cancelled', error: 'the run was cancelled before the agent started' }
-      const badCwd = await missingCwd(input.config.cwd)
-      if (badCwd) return { status: 'failed', error: badCwd }
-      const resumed = input.session?.id ?? null
-      const first = readResult(await attempt(input, resumed), input)
-      if (first.errorCode !== 'session_not_found' || !resumed || input.signal.aborted) return first
-      // The saved session is gone (expired, another machine): once more, fresh, in the same run.
-      const fresh = readResult(await attempt(input, null), input)
-      return {
-        ...fresh,
-        output: `${first.output ?? ''}\n--- session ${resumed} was not found; started a fresh session ---\n${fresh.output ?? ''}`.slice(-tailBytes),
-        ...(fresh.status === 'succeeded' ? {} : { session: null }),
-      }
+    wake(input) {
+      return wakeResuming({
+        adapter: 'claude_local',
+        closed,
+        signal: input.signal,
+        cwd: input.config.cwd,
+        resumed: input.session?.id ?? null,
+        what: 'session',
+        tailBytes,
+        run: async (resume) => readResult(await attempt(input, resume), input),
+      })
     },
 
     checkEnvironment(config) {

@@ -5,11 +5,11 @@ import {
   defaultOutputTailBytes,
   firstLine,
   isTransientUpstream,
-  missingCwd,
   renderWakePrompt,
   retryTimeFrom,
   runChild,
   summaryOf,
+  wakeResuming,
   type ChildOutcome,
   type ChildRun,
 } from '@slaw/adapters'
@@ -154,21 +154,17 @@ export function codexAdapter(options: CodexAdapterOptions = {}): AgentAdapter {
     type: 'codex_local',
     configSchema: codexConfigSchema,
 
-    async wake(input) {
-      if (closed) return { status: 'cancelled', error: 'the codex_local adapter is closed' }
-      if (input.signal.aborted) return { status: 'cancelled', error: 'the run was cancelled before the agent started' }
-      const badCwd = await missingCwd(input.config.cwd)
-      if (badCwd) return { status: 'failed', error: badCwd }
-      const resumed = input.session?.id ?? null
-      const first = readResult(await attempt(input, resumed), input)
-      if (first.errorCode !== 'session_not_found' || !resumed || input.signal.aborted) return first
-      // The saved thread is gone: once more, fresh, in the same run.
-      const fresh = readResult(await attempt(input, null), input)
-      return {
-        ...fresh,
-        output: `${first.output ?? ''}\n--- thread ${resumed} was not found; started a fresh thread ---\n${fresh.output ?? ''}`.slice(-tailBytes),
-        ...(fresh.status === 'succeeded' ? {} : { session: null }),
-      }
+    wake(input) {
+      return wakeResuming({
+        adapter: 'codex_local',
+        closed,
+        signal: input.signal,
+        cwd: input.config.cwd,
+        resumed: input.session?.id ?? null,
+        what: 'thread',
+        tailBytes,
+        run: async (resume) => readResult(await attempt(input, resume), input),
+      })
     },
 
     checkEnvironment(config) {

@@ -1,4 +1,4 @@
-import type { AdapterEnvironmentCheck, AdapterEnvironmentReport, ErrorDetail } from '@slaw/core'
+import type { AdapterEnvironmentCheck, AdapterEnvironmentReport, AdapterWakeResult, ErrorDetail } from '@slaw/core'
 import { childEnv, missingCwd, runChild, type ChildOutcome } from './child-process.js'
 import { isRecord } from './config-checks.js'
 
@@ -145,4 +145,35 @@ export async function checkCliEnvironment(o: CliEnvironmentCheck): Promise<Adapt
   else if (keyBound) checks.push({ name: 'login', status: 'warn', message: `the CLI has no login of its own; the agent's env binds ${keyBound}, which runs use` })
   else checks.push({ name: 'login', status: 'fail', message: `not logged in: ${o.loginHint}` })
   return { ok: checks.every((c) => c.status !== 'fail'), checks }
+}
+
+/**
+ * The wake of a CLI agent that keeps sessions: refuses a closed adapter or a cancelled run, checks
+ * the working directory, runs once resuming the saved session, and when the CLI says that session
+ * no longer exists, runs once more with a fresh one in the same run (the saved id is then cleared
+ * unless the fresh run succeeded). `what` names the session in the output tail (`session`, `thread`).
+ */
+export async function wakeResuming(o: {
+  adapter: string
+  closed: boolean
+  signal: AbortSignal
+  cwd: string | undefined
+  resumed: string | null
+  what: string
+  tailBytes: number
+  run: (resume: string | null) => Promise<AdapterWakeResult>
+}): Promise<AdapterWakeResult> {
+  if (o.closed) return { status: 'cancelled', error: `the ${o.adapter} adapter is closed` }
+  if (o.signal.aborted) return { status: 'cancelled', error: 'the run was cancelled before the agent started' }
+  const badCwd = await missingCwd(o.cwd)
+  if (badCwd) return { status: 'failed', error: badCwd }
+  const first = await o.run(o.resumed)
+  if (first.errorCode !== 'session_not_found' || !o.resumed || o.signal.aborted) return first
+  // The saved session is gone (expired, made on another machine): once more, fresh, in the same run.
+  const fresh = await o.run(null)
+  return {
+    ...fresh,
+    output: `${first.output ?? ''}\n--- ${o.what} ${o.resumed} was not found; started a fresh ${o.what} ---\n${fresh.output ?? ''}`.slice(-o.tailBytes),
+    ...(fresh.status === 'succeeded' ? {} : { session: null }),
+  }
 }

@@ -7,4 +7,4 @@ export { childEnv, defaultInheritEnv, missingCwd, runChild, spawnError, type Chi
 export { OutputTail, defaultOutputTailBytes } from './output-tail.js'
 export { checkEnvContainer, checkOptionalString, checkSeconds, isRecord, timerMs } from './config-checks.js'
 export { defaultWakePromptTemplate, renderWakePrompt, wakePromptVariables } from './wake-prompt.js'
-export { checkCliEnvironment, checkStringArray, firstLine, isTransientUpstream, jsonLine, plainBindings, retryTimeFrom, summaryOf, type CliEnvironmentCheck } from './cli-support.js'
+export { checkCliEnvironment, checkStringArray, firstLine, isTransientUpstream, jsonLine, plainBindings, retryTimeFrom, summaryOf, wakeResuming, type CliEnvironmentCheck } from './cli-support.js'
