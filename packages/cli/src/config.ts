@@ -19,6 +19,8 @@ export interface StartConfig {
   metricsPort: number | undefined
   /** SVC_METRICS_HOST, default 127.0.0.1. */
   metricsHost: string
+  /** SVC_METRICS_MAX_SQUADS: squads in the per-squad figures of `/metrics`; unset: core's default (50). */
+  metricsMaxSquads: number | undefined
   /** SVC_CONSOLE (default on; `off` or `0`): serve the operator console at `/` (@slaw/console). */
   console: boolean
   /** SVC_CONSOLE_SESSION_HOURS: how long a console sign-in lasts; unset: 12 h. */
@@ -74,7 +76,8 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
   // say what DATABASE_URL takes instead of failing later with a connection error.
   if (databaseUrl && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
     throw new ConfigError(
-      `DATABASE_URL must be a postgres:// or postgresql:// URL (got "${databaseUrl.split(':')[0]}:..."); for the embedded database leave it unset and set SVC_DATA_DIR (memory:// keeps everything in memory)`,
+      `DATABASE_URL must be a postgres:// or postgresql:// URL (got "${databaseUrl.split(':')[0]}:..."); ` +
+        'for the embedded database leave it unset and set SVC_DATA_DIR (memory:// keeps everything in memory)',
     )
   }
   const towerUrl = env.SVC_TOWER_URL?.trim()
@@ -97,6 +100,7 @@ export function readStartConfig(argv: string[], env: NodeJS.ProcessEnv): StartCo
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
     metricsPort: env.SVC_METRICS_PORT ? int('SVC_METRICS_PORT', env.SVC_METRICS_PORT, 0, 0, 65535) : undefined,
     metricsHost: env.SVC_METRICS_HOST || '127.0.0.1',
+    metricsMaxSquads: env.SVC_METRICS_MAX_SQUADS ? int('SVC_METRICS_MAX_SQUADS', env.SVC_METRICS_MAX_SQUADS, 0, 0, 10_000) : undefined,
     console: consoleSwitch(env.SVC_CONSOLE),
     consoleSessionHours: consoleSessionHours(env.SVC_CONSOLE_SESSION_HOURS),
     tower: towerUrl

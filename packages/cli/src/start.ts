@@ -55,7 +55,14 @@ export async function startInstance(config: StartConfig, options: { print?: (lin
     // SVC_MASTER_KEY, else a key generated once into the data dir (0600); memory:// keeps a per-process key.
     // (secrets.ts's masterKeyFile(), inlined: importing that module would load @slaw/core before the storage starts.)
     ...(config.masterKey ? { masterKey: config.masterKey } : config.dataDir !== 'memory://' ? { masterKey: { file: join(config.dataDir, core.masterKeyFileName) } } : {}),
-    ...(config.metricsPort !== undefined ? { metrics: { port: config.metricsPort, host: config.metricsHost } } : {}),
+    ...(config.metricsPort !== undefined || config.metricsMaxSquads !== undefined
+      ? {
+          metrics: {
+            ...(config.metricsPort !== undefined ? { port: config.metricsPort, host: config.metricsHost } : {}),
+            ...(config.metricsMaxSquads !== undefined ? { maxSquads: config.metricsMaxSquads } : {}),
+          },
+        }
+      : {}),
     runs: core.runOptionsFromEnv(process.env),
     routines: core.routineLimitsFromEnv(process.env),
     // Skill imports from disk read only inside this folder; unset: they are off.

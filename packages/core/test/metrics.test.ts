@@ -117,6 +117,8 @@ eachBackend(
     // Nothing yet: the refusal reasons are there at 0, nothing finished, nothing in flight.
     let m = await scrape()
     t.equal(sample(m, 'slaw_wakes_refused_total{reason="budget"}'), 0, 'refusal reasons start at 0')
+    t.equal(sample(m, 'slaw_wakes_queued_total{reason="manual"}'), 0, 'queued wakes start at 0')
+    t.equal(sample(m, 'slaw_wakes_queued_total{reason="assignment"}'), 0)
     t.equal(sample(m, 'slaw_run_starts_deferred_total{reason="concurrency_cap"}'), 0)
     t.notOk(
       [...m.keys()].some((k) => k.startsWith('slaw_runs_in_flight{')),
@@ -187,6 +189,8 @@ eachBackend(
     t.equal(sample(m, 'slaw_run_duration_seconds_bucket{le="60",adapter="process"}'), 1)
     t.equal(sample(m, 'slaw_run_duration_seconds_bucket{le="120",adapter="process"}'), 2)
     t.equal(sample(m, 'slaw_wakes_refused_total{reason="agent_paused"}'), 2, 'the 409 and the start a gate refused')
+    t.equal(sample(m, 'slaw_wakes_queued_total{reason="manual"}'), 6, 'every manual wake that queued a run, not the one refused with 409')
+    t.equal(sample(m, 'slaw_wakes_queued_total{reason="assignment"}'), 0, 'no issue was assigned')
     t.equal(sample(m, 'slaw_wakes_refused_total{reason="budget"}'), 0)
     t.equal(sample(m, 'slaw_run_starts_deferred_total{reason="concurrency_cap"}'), 1, 'the second http run waited for a slot')
     t.equal(sample(m, 'slaw_runs_in_flight{status="running",adapter="http"}'), 1, 'in flight: the accepted run')

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { CamelCasePlugin, Kysely, Migrator, sql, type Dialect, type Transaction } from 'kysely'
-import type { EventBroker, Storage, StorageSession } from '@slaw/core'
+import type { CommitNote, EventBroker, Storage, StorageSession } from '@slaw/core'
 import { migrationProvider, migrations } from './migrations/index.js'
 import { pipelined } from './pipelined-transaction.js'
 import type { Database } from './schema.js'
@@ -77,6 +77,14 @@ export interface KyselyStorageOptions {
   eventBroker?: EventBroker
 }
 
+/** The open transaction of an async context, and the notes it attached for `onCommit` listeners. */
+interface TransactionScope {
+  trx: Transaction<Database>
+  open: boolean
+  notes: CommitNote[] | undefined
+}
+const noNotes: readonly CommitNote[] = []
+
 /**
  * Storage over Kysely, shared by PostgreSQL and PGlite: same queries, same migrations. The open
  * transaction lives in AsyncLocalStorage, so nested `transaction()` calls and plain repository
@@ -93,12 +101,12 @@ export class KyselyStorage implements Storage {
    * a scope that ended (`open: false`) is never joined, so such work runs on the pool by itself
    * instead of failing on, or writing into, a transaction that is over.
    */
-  private readonly current = new AsyncLocalStorage<{ trx: Transaction<Database>; open: boolean }>()
+  private readonly current = new AsyncLocalStorage<TransactionScope>()
   private readonly session: StorageSession
   private readonly onClose: (() => Promise<void>) | undefined
   private readonly dialect: Dialect
   private closed = false
-  private readonly commitListeners = new Set<() => void>()
+  private readonly commitListeners = new Set<(notes: readonly CommitNote[]) => void>()
   poolStats?: () => { max: number; inUse: number }
   readonly events: PgEventFeed
   readonly runOutput: PgRunOutputStore
@@ -114,13 +122,13 @@ export class KyselyStorage implements Storage {
     this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] })
     this.onClose = options.onClose
     if (options.poolStats) this.poolStats = options.poolStats
-    this.session = createSession(() => this.openTransaction() ?? this.db)
+    this.session = { ...createSession(() => this.openTransaction() ?? this.db), note: (note) => this.note(note) }
     this.events = new PgEventFeed(() => this.openTransaction() ?? this.db)
     this.runOutput = new PgRunOutputStore(() => this.openTransaction() ?? this.db)
     if (options.eventBroker) this.eventBroker = options.eventBroker
   }
 
-  onCommit(listener: () => void): () => void {
+  onCommit(listener: (notes: readonly CommitNote[]) => void): () => void {
     this.commitListeners.add(listener)
     return () => this.commitListeners.delete(listener)
   }
@@ -234,22 +242,32 @@ export class KyselyStorage implements Storage {
   async transaction<T>(fn: (tx: StorageSession) => Promise<T>): Promise<T> {
     if (this.openTransaction()) return fn(this.session)
     const result = await this.db.transaction().execute(async (trx) => {
-      const scope = { trx: await pipelined(trx, this.dialect), open: true }
+      const scope: TransactionScope = { trx: await pipelined(trx, this.dialect), open: true, notes: undefined }
       try {
-        return await this.current.run(scope, () => fn(this.session))
+        return { value: await this.current.run(scope, () => fn(this.session)), notes: scope.notes }
       } finally {
         scope.open = false
       }
     })
-    // Committed: live event readers look for what it wrote (a listener never fails the caller).
+    // Committed: live event readers look for what it wrote, /metrics counts its notes.
+    this.committed(result.notes ?? noNotes)
+    return result.value
+  }
+
+  /** `StorageSession.note`: kept by the open transaction of this async context, else heard at once. */
+  note(note: CommitNote): void {
+    const scope = this.current.getStore()
+    if (scope?.open) (scope.notes ??= []).push(note)
+    else this.committed([note])
+  }
+
+  /** A listener never fails the caller: a reader's problem, not this transaction's. */
+  private committed(notes: readonly CommitNote[]): void {
     for (const listener of this.commitListeners) {
       try {
-        listener()
-      } catch {
-        // a reader's problem, not this transaction's
-      }
+        listener(notes)
+      } catch {}
     }
-    return result
   }
 
   async ping(): Promise<void> {

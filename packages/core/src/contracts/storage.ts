@@ -67,9 +67,10 @@ export interface Storage extends StorageSession {
   readonly runOutput: RunOutputStore
   /**
    * Optional: calls `listener` after each transaction this storage committed on this node (it may
-   * have written activity). Without it, live events on this node wait for the next poll.
+   * have written activity), with the notes that transaction attached (`StorageSession.note`).
+   * Without it, live events on this node wait for the next poll and `/metrics` counts no wakes.
    */
-  onCommit?(listener: () => void): () => void
+  onCommit?(listener: (notes: readonly CommitNote[]) => void): () => void
   /**
    * Optional: wakes the other nodes when events committed here (PostgreSQL LISTEN/NOTIFY). A
    * single-node storage (PGlite) has none; createInstance's `eventBroker` (Redis) replaces it.
@@ -87,6 +88,16 @@ export interface Storage extends StorageSession {
   poolStats?(): { max: number; inUse: number }
   /** Closes what the storage opened itself; a client passed in by the caller stays open. */
   close(): Promise<void>
+}
+
+/**
+ * What a transaction tells this node's `onCommit` listeners once it has committed (never when it
+ * rolls back): a wake it queued, for `slaw_wakes_queued_total`.
+ */
+export interface CommitNote {
+  kind: 'wake_queued'
+  /** The wake's reason (a manual wake's free text included: the reader bounds it). */
+  reason: string
 }
 
 export interface StorageSession {
@@ -120,6 +131,11 @@ export interface StorageSession {
    * by the storage that stores routines; absent means no routine env joins a wake.
    */
   readonly routineEnv?: RoutineEnvRepository
+  /**
+   * Optional: attaches `note` to the open transaction; `onCommit` listeners receive it after the
+   * commit, and nobody does if it rolls back. Outside a transaction it is delivered at once.
+   */
+  note?(note: CommitNote): void
 }
 
 /** Thrown by any write that breaks a unique constraint; `constraint` is one of `UniqueConstraint`. */

@@ -6,6 +6,7 @@ import type { TowerClient, TowerStatus } from '../contracts/tower-client.js'
 import type { SlawError } from '../errors.js'
 import type { Agent } from '../records.js'
 import type { RunEngine } from '../services/runs/run-engine.js'
+import type { WakeReason } from '../services/runs/wakes.js'
 import { monthPeriod } from '../services/money/periods-and-models.js'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../schemas/common.js'
@@ -35,6 +36,13 @@ const readTimeoutMs = 5_000
 
 /** Why a gate refused a wake, as `slaw_wakes_refused_total{reason}` names it (a bounded set). */
 export const wakeRefusalReasons = ['agent_paused', 'agent_terminated', 'squad_archived', 'not_enrolled', 'project_paused', 'budget', 'tower_limit', 'other'] as const
+
+/** `slaw_wakes_queued_total{reason}`: the built-in causes; a manual wake's free-text reason counts as `manual`. */
+export const wakeReasons = ['assignment', 'mention', 'interaction', 'children_done', 'approval_decided', 'routine', 'manual', 'continuation'] as const satisfies readonly WakeReason[]
+
+function wakeReasonLabel(reason: string): (typeof wakeReasons)[number] {
+  return (wakeReasons as readonly string[]).includes(reason) ? (reason as (typeof wakeReasons)[number]) : 'manual'
+}
 
 function refusalReason(error: SlawError, agent: Agent): (typeof wakeRefusalReasons)[number] {
   switch (error.code) {
@@ -96,6 +104,7 @@ export class SlawMetrics {
   private readonly duration: Histogram<'method' | 'route' | 'status'>
   private readonly checkoutConflicts: Counter
   private server: Server | undefined
+  private offCommit: (() => void) | undefined
 
   constructor(
     private readonly sources: {
@@ -209,6 +218,17 @@ export class SlawMetrics {
       buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600],
       registers,
     })
+    // Counted from the commit notes of this node's transactions: a wake that rolled back never ran.
+    const queued = new Counter({
+      name: 'slaw_wakes_queued_total',
+      help: 'Wakes queued as new runs by this node (a wake folded into a queued run is not counted), by reason.',
+      labelNames: ['reason'],
+      registers,
+    })
+    for (const reason of wakeReasons) queued.inc({ reason }, 0)
+    this.offCommit = this.sources.storage.onCommit?.((notes) => {
+      for (const note of notes) if (note.kind === 'wake_queued') queued.inc({ reason: wakeReasonLabel(note.reason) })
+    })
     const refused = new Counter({ name: 'slaw_wakes_refused_total', help: 'Wakes and run starts a gate refused on this node, by reason.', labelNames: ['reason'], registers })
     const deferred = new Counter({ name: 'slaw_run_starts_deferred_total', help: 'Run starts this node postponed because a concurrency cap was full.', labelNames: ['reason'], registers })
     for (const reason of wakeRefusalReasons) refused.inc({ reason }, 0)
@@ -320,6 +340,8 @@ export class SlawMetrics {
   }
 
   async close(): Promise<void> {
+    this.offCommit?.()
+    this.offCommit = undefined
     const server = this.server
     this.server = undefined
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()))

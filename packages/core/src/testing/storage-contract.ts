@@ -599,6 +599,42 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal(await s.secrets.claimMasterKeyId('key-c'), x, 'a later claim reads the recorded id')
   })
 
+  kit('commit notes reach onCommit listeners after the commit, never after a rollback', async (t, s) => {
+    if (!s.onCommit) {
+      t.ok(true, 'this storage has no onCommit (optional)')
+      return
+    }
+    const heard: string[][] = []
+    const off = s.onCommit((notes) => heard.push(notes.map((n) => n.reason)))
+    let keepsNotes = false
+    try {
+      await s.transaction(async (tx) => {
+        keepsNotes = typeof tx.note === 'function'
+        tx.note?.({ kind: 'wake_queued', reason: 'mention' })
+        // A nested transaction joins the outer one: its notes wait for the outer commit.
+        await s.transaction(async (inner) => inner.note?.({ kind: 'wake_queued', reason: 'assignment' }))
+        t.same(heard, [], 'nothing is heard before the commit')
+      })
+      await s
+        .transaction(async (tx) => {
+          tx.note?.({ kind: 'wake_queued', reason: 'manual' })
+          throw new Error('roll back')
+        })
+        .catch(() => undefined)
+      if (!keepsNotes) {
+        t.ok(true, 'this storage keeps no notes (optional)')
+        return
+      }
+      t.same(
+        heard.filter((n) => n.length),
+        [['mention', 'assignment']],
+        "one commit's notes together, in order; the rolled-back note is never heard",
+      )
+    } finally {
+      off()
+    }
+  })
+
   kit('the event feed: final activity in commit order, by squad, with head and locate', async (t, s) => {
     const a = await squad(s)
     const b = await squad(s)

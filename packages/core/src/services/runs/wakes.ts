@@ -64,6 +64,8 @@ export async function queueWake(tx: StorageSession, req: WakeRequest): Promise<Q
     ...(req.retryAttempt ? { retryAttempt: req.retryAttempt } : {}),
   })
   if (queued.created) {
+    // For /metrics (slaw_wakes_queued_total), once this transaction has committed.
+    tx.note?.({ kind: 'wake_queued', reason: req.reason })
     // Many attempts: a reclaimed run job only ends its run (node_lost), it never runs it twice.
     await tx.jobs.enqueue({ id: uuidv7(), kind: heartbeatRunJob, squadId: req.squadId, payload: { runId: id }, dedupeKey: id, maxAttempts: 10, ...(req.runAt ? { runAt: req.runAt } : {}) })
     // The run_event fact for the tower, and a `run.queued` entry (a live event) in one statement.
