@@ -6,13 +6,16 @@
 //   source maps), publishConfig.access public, the prepack script;
 // - @slaw/core is a peerDependency with a caret range (plus a devDependency for the workspace) in
 //   every package except core itself and the applications (cli, tower), which depend on it;
-// - @electric-sql/pglite is only ever an optional peer of a library.
+// - @electric-sql/pglite is only ever an optional peer of a library;
+// - once the root package.json has a `repository` (scripts/set-repository.mjs), every package carries
+//   the same address with its own `directory`.
 // Exits 1 with one line per problem. `node scripts/check-packages.mjs [--fix]`: --fix first rewrites
 // what is mechanical (engines, files, prepack, publishConfig, @slaw/core and PGlite as peers) in
 // every published package.json; a missing README or a license other than MIT stays for a person.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { repositoryAddress, repositoryFields } from './set-repository.mjs'
 import { publicWorkspaces, root, rootPackage, workspaces } from './workspaces.mjs'
 
 const semver = createRequire(import.meta.url)('semver')
@@ -57,6 +60,15 @@ function fix() {
   }
 }
 const floorMin = semver.minVersion(floor)
+// The address is the publisher's (set once, before the first release); until then no package has one.
+let address = null
+if (rootPackage.repository) {
+  try {
+    address = repositoryAddress(String(rootPackage.repository.url ?? rootPackage.repository).replace(/^git\+/, ''))
+  } catch (err) {
+    problem('package.json', `repository: ${err.message}`)
+  }
+}
 
 for (const { dir, abs, pkg } of workspaces()) {
   if (pkg.private) continue
@@ -78,6 +90,11 @@ for (const { dir, abs, pkg } of workspaces()) {
       if (!pkg.devDependencies?.['@slaw/core']) problem(name, 'devDependencies["@slaw/core"] is missing (the workspace copy, for tests and builds)')
     }
   }
+  if (address) {
+    const want = repositoryFields(address, dir)
+    for (const key of ['repository', 'homepage', 'bugs'])
+      if (JSON.stringify(pkg[key]) !== JSON.stringify(want[key])) problem(name, `${key} is ${JSON.stringify(pkg[key])}; run \`npm run set-repository -- ${address}\``)
+  } else if (pkg.repository) problem(name, 'has a repository but the root package.json has none: run `npm run set-repository -- <url>`')
   if (!applications.has(name) && pkg.dependencies?.['@electric-sql/pglite']) problem(name, '@electric-sql/pglite must be an optional peer dependency of a library, not a dependency')
   if (pkg.peerDependencies?.['@electric-sql/pglite'] && !pkg.peerDependenciesMeta?.['@electric-sql/pglite']?.optional)
     problem(name, '@electric-sql/pglite must be an optional peer (peerDependenciesMeta)')

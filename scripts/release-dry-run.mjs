@@ -36,6 +36,15 @@ try {
       if (existsSync(join(w.abs, 'node_modules'))) symlinkSync(join(w.abs, 'node_modules'), join(scratch, w.dir, 'node_modules'), 'dir')
     }
 
+    // The real publish refuses a package without `repository` (prepack.mjs). Until the publisher has
+    // set the address, the rehearsal writes a stand-in into the scratch copy only, so the step that
+    // writes it and the check that reads it run on every CI pass.
+    if (!JSON.parse(readFileSync(join(scratch, 'package.json'), 'utf8')).repository) {
+      run(process.execPath, [join(scratch, 'scripts/set-repository.mjs'), 'https://example.invalid/owner/slaw'], scratch)
+      console.log('repository: not set yet (rehearsed with a stand-in); `npm run release` refuses until `npm run set-repository -- <url>`')
+    }
+    run(process.execPath, [join(scratch, 'scripts/check-packages.mjs')], scratch)
+
     const before = new Map(publicWorkspaces().map((w) => [w.pkg.name, w.pkg.version]))
     run(process.execPath, [join(scratch, 'scripts/version.mjs'), scratch], scratch)
     const after = publicWorkspaces().map((w) => ({ ...w, pkg: JSON.parse(readFileSync(join(scratch, w.dir, 'package.json'), 'utf8')), abs: join(scratch, w.dir) }))
