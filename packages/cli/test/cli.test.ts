@@ -40,6 +40,9 @@ t.test('config: flags over env, defaults, and clear errors', async (t) => {
   t.equal(c.metricsPort, undefined, 'metrics on the API port by default')
   t.equal(readStartConfig([], { SVC_METRICS_PORT: '9464' }).metricsPort, 9464)
   t.throws(() => readStartConfig([], { SVC_METRICS_PORT: 'x' }), /SVC_METRICS_PORT must be an integer/)
+  t.equal(c.metricsMaxSquads, undefined, "the per-squad metrics limit is core's default unless set")
+  t.equal(readStartConfig([], { SVC_METRICS_MAX_SQUADS: '5' }).metricsMaxSquads, 5)
+  t.throws(() => readStartConfig([], { SVC_METRICS_MAX_SQUADS: '-1' }), /SVC_METRICS_MAX_SQUADS/)
   t.throws(() => readStartConfig([], { SVC_TOWER_URL: 'http://x', SVC_TOWER_MODE: 'loud' }), /SVC_TOWER_MODE/)
   const tower = readStartConfig([], { SVC_TOWER_URL: 'http://127.0.0.1:3200', SVC_TOWER_MODE: 'advisory', SVC_TOWER_SYNC_SEC: '15' })
   t.same(tower.tower && { url: tower.tower.url, mode: tower.tower.mode, syncSec: tower.tower.syncSec, heartbeatSec: tower.tower.heartbeatSec }, {
