@@ -47,3 +47,44 @@ eachBackend(
   },
   () => ({ adapters: [processAdapter()] }),
 )
+
+// The live output arrives in chunks: a value the agent writes in two pieces, with a pause between
+// them, reaches the live stream as [REDACTED] too, and the output around it is not lost.
+eachBackend(
+  t,
+  'a bound secret value cut across two live output chunks is scrubbed from the live stream',
+  async (t, api) => {
+    const squad = (await api.call('POST', '/api/squads', { name: 'Splitter' })).body.squad
+    const secret = (await api.call('POST', `/api/squads/${squad.id}/secrets`, { name: 'api token', value: 'split-secret-9c41e7' })).body.secret
+    const print = [
+      'const v = process.env.API_TOKEN',
+      "process.stdout.write('before ' + v.slice(0, 9))",
+      "setTimeout(() => { process.stdout.write(v.slice(9) + ' after'); process.stdout.write('\\ntail') }, 300)",
+    ].join(';')
+    const agent = (
+      await api.call('POST', `/api/squads/${squad.id}/agents`, {
+        name: 'splitter',
+        role: 'general',
+        adapterType: 'process',
+        adapterConfig: { command: process.execPath, args: ['-e', print], timeoutSec: 60, env: { API_TOKEN: { type: 'secret_ref', secretId: secret.id, version: 'latest' } } },
+      })
+    ).body.agent
+    const chunks: string[] = []
+    const off = api.instance.services.runs.engine.onRunOutput((event) => {
+      if (event.agentId === agent.id && event.stream === 'stdout') chunks.push(event.text)
+    })
+    t.teardown(off)
+    const woken = await api.call('POST', `/api/agents/${agent.id}/wake`, {})
+    const run = await finished(api.call, woken.body.run.id)
+    t.equal(run.status, 'succeeded')
+    const live = chunks.join('')
+    t.equal(live, 'before [REDACTED] after\ntail', 'the live stream shows the value redacted and everything around it')
+    t.ok(chunks.length >= 2, `it still arrived live, in pieces (${chunks.length})`)
+    t.notOk(
+      chunks.some((c) => c.includes('split-secr')),
+      'no chunk carries the start of the value',
+    )
+    t.match(run.outputTail, /before \[REDACTED\] after/, 'the stored tail too')
+  },
+  () => ({ adapters: [processAdapter()] }),
+)

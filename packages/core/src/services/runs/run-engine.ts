@@ -17,7 +17,7 @@ import { savedSession, settleSession, wakeContext } from './run-sessions.js'
 import { usageDelta, upstreamRetryAt } from './run-usage.js'
 import { composeAgentEnv, type EnvPart, type RefusedBinding } from './agent-env.js'
 import type { RoutineRunEnv } from '../../contracts/routines.js'
-import { scrubSecretValues } from '../secrets/scrub.js'
+import { scrubSecretValues, streamScrubber } from '../secrets/scrub.js'
 
 /** Run engine settings (createInstance `runs`, env SVC_MAX_CONCURRENT_RUNS…; docs/heartbeats.md). */
 export interface RunOptions {
@@ -275,6 +275,19 @@ export class RunEngine {
         await this.finish(run.id, ['running'], { status: 'failed', error: err instanceof Error ? err.message : String(err), finishedAt: this.ctx.now() })
         return
       }
+      // One scrubber per stream: a value cut across two chunks is still caught.
+      const scrubbers = { stdout: streamScrubber(secrets), stderr: streamScrubber(secrets) }
+      const emit = (stream: 'stdout' | 'stderr', text: string) => {
+        if (!text) return
+        const event: RunOutputEvent = { runId: run.id, agentId: run.agentId, squadId: run.squadId, stream, text }
+        for (const listener of this.outputListeners) {
+          try {
+            listener(event)
+          } catch {
+            // A listener's bug must not break the run.
+          }
+        }
+      }
       let result: AdapterWakeResult
       try {
         result = await adapter.wake({
@@ -293,19 +306,14 @@ export class RunEngine {
           context,
           onOutput: (chunk) => {
             if (!this.outputListeners.size) return
-            const event: RunOutputEvent = { runId: run.id, agentId: run.agentId, squadId: run.squadId, stream: chunk.stream, text: scrubSecretValues(chunk.text, secrets) }
-            for (const listener of this.outputListeners) {
-              try {
-                listener(event)
-              } catch {
-                // A listener's bug must not break the run.
-              }
-            }
+            emit(chunk.stream, scrubbers[chunk.stream].push(chunk.text))
           },
         })
       } catch (err) {
         result = { status: 'failed', error: `The ${adapter.type} adapter failed: ${err instanceof Error ? err.message : String(err)}` }
       }
+      // What was held back in case it began a secret value: the stream has ended, it did not.
+      for (const stream of ['stdout', 'stderr'] as const) emit(stream, scrubbers[stream].flush())
       if (result.status === 'accepted') {
         // The agent finishes the run itself (report final: true) or the deadline job does.
         if (result.httpStatus !== undefined || result.liveness) await this.ctx.storage.heartbeatRuns.report(run.id, result.liveness ? { liveness: result.liveness } : {})
