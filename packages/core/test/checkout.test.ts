@@ -214,9 +214,23 @@ eachBackend(t, 'checkout: contenders for an issue another agent holds are refuse
   })
   const checkout = (i: number) => api.call('POST', `/api/issues/${issue.id}/checkout`, { agentId: agents[i]!.id }, agents[i]!.token)
 
-  // A race: exactly one winner, whatever the order.
+  // A race: exactly one winner, whatever the order; the others wait for its outcome outside the
+  // lock and read it, rather than take the lock one after another.
+  const locks = api.instance.locks
+  const withLock = locks.withLock.bind(locks)
+  let locked = 0
+  locks.withLock = ((...args: Parameters<typeof withLock>) => {
+    if (String(args[0]).startsWith('slaw:checkout:')) locked += 1
+    return withLock(...args)
+  }) as typeof locks.withLock
+  t.teardown(() => {
+    locks.withLock = withLock
+  })
+  transactions = 0
   const raced = await Promise.all(agents.slice(0, 4).map((_, i) => checkout(i)))
   t.equal(raced.filter((r) => r.status === 200).length, 1, 'one winner')
+  t.equal(transactions, 1, "the race costs one transaction: the winner's")
+  t.equal(locked, 1, 'and one checkout lock')
   t.same(
     raced.filter((r) => r.status !== 200).map((r) => r.body.code),
     ['issue_checked_out', 'issue_checked_out', 'issue_checked_out'],

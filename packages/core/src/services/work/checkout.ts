@@ -81,8 +81,18 @@ export class IssueCheckout {
    * own issue's lock, so N concurrent checkouts cost a handful of round trips instead of 5 × N. One
    * checkout's refusal never fails the others; a batch that fails as a whole is retried one by one.
    */
-  submit(actor: Actor, id: string, input: CheckoutInput): Promise<Issue> {
-    return this.withCheckoutLock(actor, id, input, async () => {
+  async submit(actor: Actor, id: string, input: CheckoutInput): Promise<Issue> {
+    const key = id.toLowerCase()
+    // Agents racing for an issue another checkout on this node is deciding wait for its outcome
+    // outside the lock, then learn it from the row all at once (one read each, in parallel), instead
+    // of taking the lock one after another to read the same answer.
+    if (actor.type === 'agent' && actor.agentId === input.agentId && isUuid(id)) {
+      const deciding = this.deciding.get(key)
+      if (deciding) await deciding
+      if (this.holders.get(key) !== undefined) await this.refuseKnownHolder(actor, id, input)
+    }
+    // From here to `deciding.set` nothing awaits: a contender arriving after this call sees it.
+    const decided = this.withCheckoutLock(actor, id, input, async () => {
       await this.refuseKnownHolder(actor, id, input)
       try {
         const issue = await this.checkoutBatch.submit({ actor, id, input })
@@ -90,11 +100,24 @@ export class IssueCheckout {
         return issue
       } catch (err) {
         // Learned that someone else holds it: the next contender on this node pays one read.
-        if (err instanceof SlawError && err.code === 'issue_checked_out') this.holders.set(id.toLowerCase(), otherHolder)
+        if (err instanceof SlawError && err.code === 'issue_checked_out') this.holders.set(key, otherHolder)
         throw err
       }
     })
+    const settled = decided.then(
+      () => undefined,
+      () => undefined,
+    )
+    this.deciding.set(key, settled)
+    try {
+      return await decided
+    } finally {
+      if (this.deciding.get(key) === settled) this.deciding.delete(key)
+    }
   }
+
+  /** Per issue, the checkout this node is deciding now (settles, never rejects); gone once decided. */
+  private readonly deciding = new Map<string, Promise<void>>()
 
   /**
    * Who this node last saw holding an issue's checkout (bounded, oldest forgotten first). Only a
@@ -104,7 +127,11 @@ export class IssueCheckout {
    */
   private readonly holders = new HolderHints(10_000)
 
-  /** Refuses a checkout of an issue another agent holds with one read, when the hint says so. */
+  /**
+   * Refuses a checkout of an issue another agent holds with one read, when the hint says so. The
+   * committed row decides, so this needs no lock: an issue it shows held by another agent is
+   * refused as the locked path would refuse it.
+   */
   private async refuseKnownHolder(actor: Actor, id: string, input: CheckoutInput): Promise<void> {
     // Agents only: an Operator's checkout names any agent, and its checks (the agent exists, is in
     // the squad) come first on the full path.
