@@ -10,6 +10,8 @@
 // 4. a full host: every tarball plus @electric-sql/pglite; the same type-check, then the ESM and the
 //    CJS build each start an instance on PGlite (memory://) and make HTTP calls; then the same
 //    type-check again with TypeScript 7 (`typescript@7`, the native compiler) installed in the host;
+// 4b. docs/getting-started.md's walk: its install line (the @slaw names from the tarballs) in an empty
+//    folder, then its host.mjs block word for word, which must print the run it observed;
 // 5. every example (examples/*, two at a time), copied alone into a scratch folder, its @slaw/*
 //    dependencies pointed at the tarballs (`file:`), installed (third-party packages from the
 //    registry, TypeScript 7 among its devDependencies), then its own `typecheck`, `build` (plugin
@@ -136,6 +138,10 @@ try {
         console.log(`PGlite host: types check with TypeScript ${ts7.version} too (strict, skipLibCheck false)`)
       })
 
+    // 4b. docs/getting-started.md's embedding walk, as a reader runs it: its install line and its
+    //     host.mjs block, word for word, in an empty folder (the @slaw names pointed at the tarballs).
+    if (!examplesOnly) await timed('getting-started walk (empty folder, install line, host.mjs)', gettingStartedWalk)
+
     // 5. Every example, alone; two at a time (most of it is npm install).
     const examples = readdirSync(join(root, 'examples'), { withFileTypes: true })
       .filter((d) => d.isDirectory() && existsSync(join(root, 'examples', d.name, 'package.json')))
@@ -230,6 +236,30 @@ try {
       const summary = out.match(/# \{ total: .* \}/g)?.pop() ?? ''
       if (/skip: [1-9]/.test(summary)) fail(`example ${name}: tests skipped: ${summary}`)
       return `example ${name}: TypeScript ${ts.version}: typecheck${pkg.exports ? ', build' : ''} and tests pass ${summary}`
+    }
+
+    async function gettingStartedWalk() {
+      const doc = readFileSync(join(root, 'docs/getting-started.md'), 'utf8')
+      const install = /^npm install (@slaw\/core .*)$/m.exec(doc)?.[1]
+      const host = /```js\n(\/\/ host\.mjs[\s\S]*?)```/.exec(doc)?.[1]
+      if (!install || !host) fail('docs/getting-started.md: no `npm install @slaw/core …` line or no ```js block starting with // host.mjs')
+      const dir = join(work, 'my-host')
+      mkdirSync(dir)
+      run('npm', ['init', '-y'], dir, { quiet: true })
+      run('npm', ['pkg', 'set', 'type=module'], dir, { quiet: true })
+      const names = install.split(/\s+/)
+      for (const n of names) if (n.startsWith('@slaw/') && !tarballs.has(n)) fail(`getting-started installs ${n}, which is not a published workspace`)
+      // None of the @slaw packages is on the registry yet: each one named, and each they need, from its tarball.
+      const slaw = new Set(names.filter((n) => n.startsWith('@slaw/')).flatMap((n) => [...slawClosure(n)]))
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+      pkg.overrides = Object.fromEntries([...slaw].filter((n) => !names.includes(n)).map((n) => [n, `file:${tarballs.get(n)}`]))
+      writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`)
+      run('npm', [...npmInstall, ...names.map((n) => (n.startsWith('@slaw/') ? `${n}@file:${tarballs.get(n)}` : n))], dir, { quiet: true })
+      writeFileSync(join(dir, 'host.mjs'), host)
+      const out = run(process.execPath, ['host.mjs'], dir, { quiet: true })
+      if (!/^Operator key \(shown once\): slaw_op_\S+$/m.test(out)) fail(`getting-started host.mjs printed no Operator key:\n${out}`)
+      if (!/^run succeeded: hello from agent [0-9a-f-]{36}$/m.test(out)) fail(`getting-started host.mjs: the run did not succeed as the doc shows:\n${out}`)
+      console.log(`getting-started walk: \`npm install ${install}\` from the tarballs, then \`node host.mjs\`: a woken agent's run observed to "succeeded"`)
     }
 
     function makeHost(name, members, extra, { start }) {
