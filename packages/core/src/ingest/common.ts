@@ -16,6 +16,7 @@ export const Text = Type.String({ maxLength: 1000 })
 /** A non-negative integer that stays exact in JavaScript. */
 export const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
 
+/** A schema or null. The records and the tower use this one too. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 /**

@@ -1,8 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Label, Maybe, Timestamp } from './common.js'
 
-/** A skill key: also its path segment in GET /skills/{key}. */
+/**
+ * A catalog skill key: 1 to 128 letters, digits, ".", "_" or "-", a letter or digit first. It is
+ * also the key's path segment in GET /skills/{key}.
+ */
 export const SkillKey = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' })
+/** `SkillKey` as one regular expression, for a key no schema checks (a path segment that answers 404). */
+export const catalogSkillKeyPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 
 export const SkillDescriptor = Type.Object({
   key: SkillKey,

@@ -1,4 +1,4 @@
-import { Type, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox'
+import { Type, type TLiteral, type TUnion } from '@sinclair/typebox'
 
 /**
  * Field schemas records are built from. A record schema is the one definition of its shape:
@@ -7,7 +7,8 @@ import { Type, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebo
  */
 
 export const Uuid = Type.String({ format: 'uuid' })
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+// One definition with the ingest protocol's, which sits below every other layer.
+export { Nullable } from '../ingest/common.js'
 
 /** A timestamp: an ISO 8601 string in JSON, a `Date` once decoded. */
 export const DateTime = Type.Transform(Type.String({ format: 'date-time' }))

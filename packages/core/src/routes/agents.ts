@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
+import { IdParams, Ok, SquadParams, commaListItems, errors } from '../schemas/common.js'
 import {
   AgentListItem,
   AgentMe,
@@ -52,7 +52,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   const inboxLite = { tags, querystring: InboxQuery, response: { 200: InboxList, ...errors } } as const
   app.get('/api/agents/me/inbox-lite', { schema: inboxLite }, async (req) => ({
-    items: await issues.inbox(req.actor, req.query.status?.split(',') as IssueStatus[] | undefined, req.query.limit),
+    items: await issues.inbox(req.actor, commaListItems<IssueStatus>(req.query.status), req.query.limit),
   }))
 
   // Another agent of the squad sees the public fields only (docs/authorization.md); the agent itself and the Operator see all

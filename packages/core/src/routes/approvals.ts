@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { preValidationHookHandler } from 'fastify'
-import { IdParams, SquadParams, errors } from '../schemas/common.js'
+import { IdParams, SquadParams, commaListItems, errors } from '../schemas/common.js'
 import {
   ApprovalCommentSchema,
   ApprovalDetailSchema,
@@ -42,7 +42,7 @@ export const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { status, ...page } = req.query
     const list = await approvals.list(req.actor, req.params.squadId, {
       ...page,
-      ...(status ? { statuses: status.split(',') as ApprovalStatus[] } : {}),
+      statuses: commaListItems<ApprovalStatus>(status),
     })
     return { approvals: list.map((a) => presentApproval(a, req.actor)) }
   })

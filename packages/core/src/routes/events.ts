@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { isEventCursor, type Storage } from '../contracts/storage.js'
 import { SlawError } from '../errors.js'
-import { SquadParams, errors } from '../schemas/common.js'
+import { SquadParams, commaListItems, errors } from '../schemas/common.js'
 import { EventStreamMessage, EventsHeaders, EventsQuery } from '../schemas/events.js'
 import type { EventHub } from '../services/events/event-hub.js'
 import { typeMatcher, type SquadEventType } from '../services/events/event-types.js'
@@ -53,7 +53,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ hub: EventHub; storage: St
     }
     cursor ??= await hub.start()
 
-    const wantsType = typeMatcher(query.types?.split(','))
+    const wantsType = typeMatcher(commaListItems(query.types))
     const wants = (type: SquadEventType, m: { issueId: string | null; agentId: string | null }) =>
       wantsType(type) && (!query.issueId || m.issueId === query.issueId) && (!query.agentId || m.agentId === query.agentId)
 

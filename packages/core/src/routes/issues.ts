@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
+import { IdParams, Ok, SquadParams, commaListItems, errors } from '../schemas/common.js'
 import {
   CheckoutBody,
   CommentCursor,
@@ -34,7 +34,7 @@ export const issueRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return {
       issues: await issues.list(req.actor, req.params.squadId, {
         ...rest,
-        ...(status ? { status: status.split(',') as IssueStatus[] } : {}),
+        status: commaListItems<IssueStatus>(status),
       }),
     }
   })

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { IdParams, Ok, SquadParams, errors } from '../schemas/common.js'
+import { IdParams, Ok, SquadParams, commaListItems, errors } from '../schemas/common.js'
 import {
   EnvironmentCheckSchema,
   HeartbeatRunSchema,
@@ -38,7 +38,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { agentId, status, cursor, limit } = req.query
     const page = await runs.list(req.actor, req.params.squadId, {
       ...(agentId !== undefined ? { agentId } : {}),
-      ...(status ? { statuses: status.split(',') as HeartbeatRunStatus[] } : {}),
+      statuses: commaListItems<HeartbeatRunStatus>(status),
       ...(cursor !== undefined ? { cursor } : {}),
       ...(limit !== undefined ? { limit } : {}),
     })

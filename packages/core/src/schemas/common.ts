@@ -37,6 +37,8 @@ export const Ok = Type.Object({ ok: Type.Literal(true) })
 
 /** Comma-separated list in a query string, e.g. `status=todo,blocked`. */
 export const CommaList = (pattern: string) => Type.String({ pattern: `^(${pattern})(,(${pattern}))*$`, maxLength: 500 })
+/** The items of a `CommaList` query value (its pattern has checked each one); undefined when absent. */
+export const commaListItems = <T extends string>(value: string | undefined): T[] | undefined => (value ? (value.split(',') as T[]) : undefined)
 
 export const iso = (d: Date): string => d.toISOString()
 export const isoOrNull = (d: Date | null): string | null => (d ? d.toISOString() : null)

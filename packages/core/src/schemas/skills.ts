@@ -1,17 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { CatalogSkillRecord, SquadSkillRecord, type CatalogSkillSummary, type SquadSkill, type SquadSkillSummary } from '../contracts/skills.js'
-import { catalogKeyPattern, skillKeyPattern, skillLimits, trustLevelPattern } from '../services/fleet/skill-content.js'
+import { SquadSkillRecord, type SquadSkill, type SquadSkillSummary } from '../contracts/skills.js'
+import { skillKeyPattern, skillLimits, trustLevelPattern } from '../services/fleet/skill-content.js'
 import { Nullable, iso } from './common.js'
-
-// The tower's catalog on the wire is the ingest contract's (SkillCatalog, Skill in ../ingest/skills.ts).
-export { SkillCatalog, Skill as CatalogSkillContent, SkillDescriptor as CatalogSkillDescriptor } from '../ingest/skills.js'
 
 const source = (re: RegExp) => re.source
 
-export const SkillKeyString = Type.String({ pattern: source(skillKeyPattern), description: 'lowercase letters, digits, ".", "_" and "-"; at most 100 characters' })
+const SkillKeyString = Type.String({ pattern: source(skillKeyPattern), description: 'lowercase letters, digits, ".", "_" and "-"; at most 100 characters' })
 const TrustLevel = Type.String({ pattern: source(trustLevelPattern), description: 'a label such as `local`, `community`, `verified`' })
 
-export const SkillFileSchema = Type.Object(
+const SkillFileSchema = Type.Object(
   {
     path: Type.String({ minLength: 1, maxLength: skillLimits.pathLength, description: 'relative, "/"-separated, no "." or ".." segments' }),
     content: Type.String(),
@@ -72,9 +69,6 @@ const summaryFields = {
 export const SkillSummarySchema = Type.Object(summaryFields, { $id: 'SkillSummary', title: 'SkillSummary' })
 export const SkillSchema = Type.Object({ ...summaryFields, markdown: SquadSkillRecord.properties.markdown, files: Type.Array(SkillFileSchema) }, { $id: 'Skill', title: 'Skill' })
 
-/** A skill of the pulled tower catalog, without content (for the tower controls). */
-export const CatalogSkillSchema = Type.Object(Type.Omit(CatalogSkillRecord, ['markdown', 'files', 'storedAt']).properties, { $id: 'CatalogSkill', title: 'CatalogSkill' })
-
 // Skill presenters list their fields: `presentSkill` also answers `POST /api/tower/skills/{key}/install`,
 // whose response schema lets any field through.
 export const presentSkillSummary = (s: SquadSkillSummary): Static<typeof SkillSummarySchema> => ({
@@ -97,8 +91,3 @@ export const presentSkill = (s: SquadSkill): Static<typeof SkillSchema> => ({
   markdown: s.markdown,
   files: s.files.map((f) => ({ path: f.path, content: f.content, encoding: f.encoding })),
 })
-
-export const presentCatalogSkill = (s: CatalogSkillSummary): Static<typeof CatalogSkillSchema> => ({ ...s, updatedAt: iso(s.updatedAt) })
-
-/** Catalog keys in a path (`/api/tower/skills/{key}/install`): the ingest key rule. */
-export const CatalogKeyParams = Type.Object({ key: Type.String({ pattern: source(catalogKeyPattern) }) })

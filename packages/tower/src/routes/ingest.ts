@@ -14,6 +14,7 @@ import {
   SkillCatalog,
   SyncRequest,
   SyncResponse,
+  catalogSkillKeyPattern,
 } from '@slaw/core/ingest'
 import { TowerError } from '../errors.js'
 import { inflateBody } from '../http/inflate.js'
@@ -32,8 +33,6 @@ export interface IngestRoutesOptions {
   maxBodyBytes: number
   rateLimits: { ingest: RateLimitPolicy | null; enroll: RateLimitPolicy | null }
 }
-
-const skillKeyPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 
 /**
  * Ingest protocol v1 under `/api/ingest/v1`. Hooks run in this order: rate limit (onRequest), the
@@ -112,7 +111,7 @@ export function ingestRoutes(opts: IngestRoutesOptions): FastifyPluginAsync {
       const getSkill = { params: SkillKeyParams, response: { 200: Skill, ...authErrors, ...errorResponses(404) } } as const
       app.get('/skills/:key', { config: ingestLimit, schema: getSkill }, async (request) => {
         const instance = authedInstance(request)
-        if (!skillKeyPattern.test(request.params.key)) throw new TowerError('skill_not_found')
+        if (!catalogSkillKeyPattern.test(request.params.key)) throw new TowerError('skill_not_found')
         const skill = await services.skills.published(request.params.key)
         await services.ingest.touch(instance.pk)
         return skill

@@ -13,13 +13,14 @@ import {
   SetSyncIntervalDirective,
   Skill,
   SkillFile,
+  SkillKey,
   SquadSkillUpsert,
   SquadUpsert,
   StopLiveStreamDirective,
   DiscriminatedUnion,
+  Nullable,
 } from '@slaw/core/ingest'
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => Type.Union([s, Type.Null()])
 const Iso = Type.String({ format: 'date-time' })
 
 export const InstanceView = Type.Object({
@@ -106,7 +107,7 @@ export const AutoApproveRule = Type.Union([
   Type.Object({ ...RuleMeta, kind: Type.Literal('machine_ids'), machineIds: Type.Array(Type.String()) }),
 ])
 
-export const SkillKeyParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }) })
+export const SkillKeyParams = Type.Object({ key: SkillKey })
 
 export const SkillPublishBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),

@@ -5,6 +5,7 @@ import type { ServiceContext } from '../foundation/context.js'
 import { isUuid, uuidv7 } from '../foundation/ids.js'
 import { redact } from '../foundation/redact.js'
 import type { SquadService } from '../org/squads.js'
+import { inSquad } from '../foundation/same-squad.js'
 
 /** The activity list's server maximum (default 100, clamped to 500; docs/governance.md). */
 export const activityLimitMax = 500
@@ -37,8 +38,7 @@ export class ActivityService {
       await this.squads.visible(tx, actor, squadId)
       requireOperator(actor)
       if (input.agentId) {
-        const agent = await tx.agents.get(input.agentId)
-        if (!agent || agent.squadId !== squadId) throw invalid('/agentId', 'agentId must be an agent of this squad')
+        inSquad(await tx.agents.get(input.agentId), squadId, '/agentId', 'agentId must be an agent of this squad')
       }
       return tx.activity.insert({
         id: uuidv7(),

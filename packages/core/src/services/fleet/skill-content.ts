@@ -11,8 +11,6 @@ import type { ErrorDetail } from '../../errors.js'
 export const skillKeyPattern = /^[a-z0-9][a-z0-9._-]{0,99}$/
 /** A trust level label set locally. */
 export const trustLevelPattern = /^[a-z][a-z0-9_-]{0,63}$/
-/** A catalog key as the ingest protocol allows it (GET /skills/{key}). */
-export const catalogKeyPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 
 /** Limits on locally written skills (create, import, edit). Catalog content is the tower's call. */
 export const skillLimits = {

@@ -5,13 +5,13 @@ import { UniqueViolation, type StorageSession } from '../../contracts/storage.js
 import type { CatalogDescriptorWrite, CatalogSkillSummary, CatalogSkillWrite, SkillFileEntry, SkillSourceType, SquadSkill, SquadSkillPatch, SquadSkillSummary } from '../../contracts/skills.js'
 import type { TowerSkillsHook } from '../../contracts/tower-client.js'
 import { SlawError, invalid, notFound, type ErrorDetail } from '../../errors.js'
-import { Skill as FullCatalogSkillSchema, SkillCatalog, type Skill as FullCatalogSkill, type SkillDescriptor } from '../../ingest/skills.js'
+import { Skill as FullCatalogSkillSchema, SkillCatalog, catalogSkillKeyPattern, type Skill as FullCatalogSkill, type SkillDescriptor } from '../../ingest/skills.js'
 import type { Squad } from '../../records.js'
 import { requireOperator, systemActor, visibleById, type Actor } from '../foundation/actor.js'
 import type { ServiceContext } from '../foundation/context.js'
 import { uuidv7 } from '../foundation/ids.js'
 import { recordActivity } from '../audit/activity-recorder.js'
-import { catalogKeyPattern, skillContentHash, skillContentProblems, skillKeyPattern, skillLimits, trustLevelPattern } from './skill-content.js'
+import { skillContentHash, skillContentProblems, skillKeyPattern, skillLimits, trustLevelPattern } from './skill-content.js'
 import { confineSkillSource, readSkillSource, type SkillImportOptions } from './skill-sources.js'
 import type { SquadService } from '../org/squads.js'
 
@@ -342,7 +342,7 @@ export class SkillService implements TowerSkillsHook {
     return this.ctx.storage.transaction(async (tx) => {
       const squad = await this.squads.visible(tx, actor, squadId)
       requireOperator(actor)
-      const source = catalogKeyPattern.test(key) ? await tx.skills.catalogGet(key) : undefined
+      const source = catalogSkillKeyPattern.test(key) ? await tx.skills.catalogGet(key) : undefined
       if (!source) throw notFound('Catalog skill')
       if (squad.status === 'archived') throw archived()
       const existing = await tx.skills.getByKey(squadId, key)

@@ -11,6 +11,7 @@ import { recordActivity } from '../audit/activity-recorder.js'
 import { validateAdapterConfig } from '../org/agent-adapter-config.js'
 import { queueWake } from '../runs/wakes.js'
 import type { SquadService } from '../org/squads.js'
+import { inSquad } from '../foundation/same-squad.js'
 
 /** The payload of a `request_board_approval`. */
 export interface BoardPayload {
@@ -78,8 +79,8 @@ export class ApprovalService {
       await this.squads.writable(tx, actor, squadId)
       if (actor.type === 'agent' && actor.agentId !== input.requestedByAgentId) throw new SlawError('forbidden', 'An agent files approvals in its own name only.')
       const payload = normaliseBoardPayload(input.payload)
-      const requester = isUuid(input.requestedByAgentId) ? await tx.agents.get(input.requestedByAgentId) : undefined
-      if (!requester || requester.squadId !== squadId) throw invalid('/requestedByAgentId', 'requestedByAgentId must be an agent of this squad')
+      const named = isUuid(input.requestedByAgentId) ? await tx.agents.get(input.requestedByAgentId) : undefined
+      const requester = inSquad(named, squadId, '/requestedByAgentId', 'requestedByAgentId must be an agent of this squad')
       const issueIds = [...new Set(input.issueIds ?? [])]
       if (issueIds.length) {
         const bad = issueIds.some((i) => !isUuid(i))

@@ -9,6 +9,7 @@ import { projectUpsert } from './governance-outbox.js'
 import { isUuid, uuidv7 } from '../foundation/ids.js'
 import { recordActivity } from '../audit/activity-recorder.js'
 import type { SquadService } from '../org/squads.js'
+import { inSquad } from '../foundation/same-squad.js'
 
 export interface CreateProjectInput {
   name: string
@@ -191,7 +192,6 @@ export class ProjectService {
 
   private async checkGoal(tx: StorageSession, squadId: string, goalId: string | null | undefined): Promise<void> {
     if (!goalId) return
-    const goal = isUuid(goalId) ? await tx.goals.get(goalId) : undefined
-    if (!goal || goal.squadId !== squadId) throw invalid('/goalId', 'goalId must be a goal of this squad')
+    inSquad(isUuid(goalId) ? await tx.goals.get(goalId) : undefined, squadId, '/goalId', 'goalId must be a goal of this squad')
   }
 }

@@ -8,6 +8,7 @@ import { mergeAdapterConfig, validateAdapterConfig } from './agent-adapter-confi
 import { outboxUpserts, recordActivity } from '../audit/activity-recorder.js'
 import type { SquadService } from './squads.js'
 import { checkName } from '../foundation/names.js'
+import { inSquad } from '../foundation/same-squad.js'
 
 export interface CreateAgentInput {
   name: string
@@ -98,7 +99,7 @@ export class AgentService {
     if (input.adapterConfig !== undefined) validateAdapterConfig(this.ctx, actor, input.adapterType, adapterConfig)
     if (input.reportsToAgentId) {
       const manager = isUuid(input.reportsToAgentId) ? await tx.agents.get(input.reportsToAgentId) : undefined
-      if (!manager || manager.squadId !== squadId) throw invalid('/reportsToAgentId', 'reportsToAgentId must be an agent of this squad')
+      inSquad(manager, squadId, '/reportsToAgentId', 'reportsToAgentId must be an agent of this squad')
     }
     let agent: Agent
     try {

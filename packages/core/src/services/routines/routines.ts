@@ -1,6 +1,6 @@
 import type { Cron } from 'croner'
 import { SlawError, invalid, notFound, type ErrorDetail } from '../../errors.js'
-import { validateBindings } from '../secrets/binding-usage.js'
+import { envNamePattern, validateBindings } from '../secrets/binding-usage.js'
 import type {
   CatchUpPolicy,
   ConcurrencyPolicy,
@@ -26,10 +26,11 @@ import { recordActivity } from '../audit/activity-recorder.js'
 import { newPublicId, newTriggerSecret, storedSecret } from './trigger-signatures.js'
 import { minScheduleGapSec, nextFireAfter, parseSchedule } from './cron.js'
 import { maxRoutineTitle, normaliseVariables, type VariableInput } from './variables.js'
-import { codeLoadingReason, envNamePattern } from '../runs/agent-env.js'
+import { codeLoadingReason } from '../runs/agent-env.js'
 import { assertAgentMayChange, assertAgentMayChangeTrigger, defaultRoutineLimits, sameEnv, writerOf, type RoutineLimits } from './routine-access.js'
 import { RoutineFiring, type PublicFireInput, type RunRoutineInput } from './firing.js'
 import type { SquadService } from '../org/squads.js'
+import { inSquad } from '../foundation/same-squad.js'
 
 export { maxRoutineTitle } from './variables.js'
 export type { PublicFireInput, RunRoutineInput } from './firing.js'
@@ -489,17 +490,15 @@ export class RoutineService {
 
   private async checkRefs(tx: StorageSession, squadId: string, c: Partial<RoutineContent>): Promise<void> {
     if (c.assigneeAgentId) {
-      const agent = isUuid(c.assigneeAgentId) ? await tx.agents.get(c.assigneeAgentId) : undefined
-      if (!agent || agent.squadId !== squadId) throw invalid('/assigneeAgentId', 'assigneeAgentId must be an agent of this squad')
+      const found = isUuid(c.assigneeAgentId) ? await tx.agents.get(c.assigneeAgentId) : undefined
+      const agent = inSquad(found, squadId, '/assigneeAgentId', 'assigneeAgentId must be an agent of this squad')
       if (agent.status === 'terminated') throw invalid('/assigneeAgentId', 'a terminated agent cannot be assigned')
     }
     if (c.projectId) {
-      const project = isUuid(c.projectId) ? await tx.projects.get(c.projectId) : undefined
-      if (!project || project.squadId !== squadId) throw invalid('/projectId', 'projectId must be a project of this squad')
+      inSquad(isUuid(c.projectId) ? await tx.projects.get(c.projectId) : undefined, squadId, '/projectId', 'projectId must be a project of this squad')
     }
     if (c.goalId) {
-      const goal = isUuid(c.goalId) ? await tx.goals.get(c.goalId) : undefined
-      if (!goal || goal.squadId !== squadId) throw invalid('/goalId', 'goalId must be a goal of this squad')
+      inSquad(isUuid(c.goalId) ? await tx.goals.get(c.goalId) : undefined, squadId, '/goalId', 'goalId must be a goal of this squad')
     }
     if (c.parentIssueId) {
       const found = isUuid(c.parentIssueId) ? await tx.issues.existingIds(squadId, [c.parentIssueId]) : []

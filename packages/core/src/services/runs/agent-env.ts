@@ -1,4 +1,5 @@
 import type { EnvBinding } from '../secrets/env-bindings.js'
+import { envNamePattern } from '../secrets/binding-usage.js'
 
 /**
  * The one rule for an agent's process environment (docs/security.md, "What reaches an agent's
@@ -21,8 +22,6 @@ export type EnvSource = 'wake' | 'agent_config' | 'routine_operator' | 'routine_
 
 /** Higher wins: a less trusted source never overrides a more trusted one. */
 const trust: Record<EnvSource, number> = { wake: 4, agent_config: 3, routine_operator: 2, routine_agent: 1 }
-
-export const envNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /**
  * Names that make a program load or run other code, change where it looks for programs, libraries

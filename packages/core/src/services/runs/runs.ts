@@ -9,6 +9,7 @@ import type { IssueService } from '../work/issues.js'
 import type { RunEngine } from './run-engine.js'
 import type { SquadService } from '../org/squads.js'
 import { queueWake } from './wakes.js'
+import { inSquad } from '../foundation/same-squad.js'
 
 const finishedStatuses = new Set<HeartbeatRunStatus>(['succeeded', 'failed', 'cancelled', 'timed_out'])
 
@@ -66,8 +67,7 @@ export class RunService {
       let issue = null
       if (input.issueId) {
         const found = isUuid(input.issueId) ? await tx.issues.get(input.issueId) : undefined
-        if (!found || found.squadId !== agent.squadId) throw invalid('/issueId', "issueId must be an issue of the agent's squad")
-        issue = found
+        issue = inSquad(found, agent.squadId, '/issueId', "issueId must be an issue of the agent's squad")
       }
       const blocked = await this.engine.gate(tx, agent, squad, issue)
       if (blocked) throw blocked

@@ -3,6 +3,7 @@ import { SlawError, invalid } from '../../errors.js'
 import { isPrivileged, type Actor } from '../foundation/actor.js'
 import type { EnvBinding, SecretConsumer } from './env-bindings.js'
 import { isUuid } from '../foundation/ids.js'
+import { inSquad } from '../foundation/same-squad.js'
 
 /**
  * Where env bindings live, for a secret's usage: a JSON column (and the path to the env object
@@ -82,8 +83,9 @@ export async function validateBindings(tx: StorageSession, squadId: string, env:
     const version = b.version ?? 'latest'
     if (version !== 'latest' && !(typeof version === 'number' && Number.isInteger(version) && version >= 1)) throw invalid(`${at}/version`, 'version must be "latest" or a version number')
     if (typeof b.secretId !== 'string' || !isUuid(b.secretId)) throw invalid(`${at}/secretId`, 'secretId must be a UUID')
-    const secret = await tx.secrets.get(b.secretId)
-    if (!secret || secret.squadId !== squadId || secret.status === 'deleted') throw invalid(`${at}/secretId`, 'secretId must name a secret of this squad')
+    const found = await tx.secrets.get(b.secretId)
+    // A deleted secret is named like a missing one.
+    const secret = inSquad(found?.status === 'deleted' ? undefined : found, squadId, `${at}/secretId`, 'secretId must name a secret of this squad')
     if (version !== 'latest' && version > secret.latestVersion) throw invalid(`${at}/version`, `secret "${secret.key}" has no version ${version} (latest is ${secret.latestVersion})`)
     out[name] = { type: 'secret_ref', secretId: secret.id, version }
   }

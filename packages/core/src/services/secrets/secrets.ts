@@ -10,6 +10,7 @@ import { recordActivity } from '../audit/activity-recorder.js'
 import { findSecretBindings, type SecretBinding } from './binding-usage.js'
 import { providerFailure, withProviderTimeout, type SecretProviderConfigService } from './secret-providers.js'
 import type { SquadService } from '../org/squads.js'
+import { inSquad } from '../foundation/same-squad.js'
 
 /** A secret's reference key: letters, digits, `_`, `.` and `-`. */
 export const secretKeyPattern = /^[A-Za-z0-9_.-]+$/
@@ -478,8 +479,8 @@ export class SecretService implements SecretResolver {
 
   /** A provider config of the squad (and of the provider, when named), or 400. */
   private async configFor(session: StorageSession, squadId: string, configId: string, provider?: string): Promise<SecretProviderConfigRecord> {
-    const config = isUuid(configId) ? await session.secrets.getProviderConfig(configId) : undefined
-    if (!config || config.squadId !== squadId) throw invalid('/providerConfigId', 'providerConfigId must name a provider configuration of this squad')
+    const found = isUuid(configId) ? await session.secrets.getProviderConfig(configId) : undefined
+    const config = inSquad(found, squadId, '/providerConfigId', 'providerConfigId must name a provider configuration of this squad')
     if (provider !== undefined && config.provider !== provider) throw invalid('/providerConfigId', `the configuration is for ${config.provider}, not ${provider}`)
     return config
   }

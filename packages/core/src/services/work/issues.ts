@@ -9,6 +9,7 @@ import { GroupCommit } from '../foundation/group-commit.js'
 import { IssueCheckout, type CheckoutGuard, type CheckoutInput } from './checkout.js'
 import type { SquadService } from '../org/squads.js'
 import { wakeOnAssignment, wakeOnChildrenDone, wakeOnMentions, type AssignmentWake } from '../runs/wake-causes.js'
+import { inSquad } from '../foundation/same-squad.js'
 
 export { defaultCheckoutStatuses, type CheckoutGuard, type CheckoutInput } from './checkout.js'
 export const defaultInboxStatuses: IssueStatus[] = ['todo', 'in_progress', 'in_review', 'blocked']
@@ -287,8 +288,8 @@ export class IssueService {
   /** Validates ids an issue points at: all must live in the same squad. */
   private async checkRefs(tx: StorageSession, squadId: string, input: CreateIssueInput | UpdateIssueInput, selfId: string | null): Promise<void> {
     if (input.assigneeAgentId) {
-      const agent = isUuid(input.assigneeAgentId) ? await tx.agents.get(input.assigneeAgentId) : undefined
-      if (!agent || agent.squadId !== squadId) throw invalid('/assigneeAgentId', 'assigneeAgentId must be an agent of this squad')
+      const found = isUuid(input.assigneeAgentId) ? await tx.agents.get(input.assigneeAgentId) : undefined
+      const agent = inSquad(found, squadId, '/assigneeAgentId', 'assigneeAgentId must be an agent of this squad')
       if (agent.status === 'terminated') throw invalid('/assigneeAgentId', 'a terminated agent cannot be assigned')
     }
     if ('parentId' in input && input.parentId) {
@@ -297,12 +298,10 @@ export class IssueService {
       if (!found.length) throw invalid('/parentId', 'parentId must be an issue of this squad')
     }
     if (input.goalId) {
-      const goal = isUuid(input.goalId) ? await tx.goals.get(input.goalId) : undefined
-      if (!goal || goal.squadId !== squadId) throw invalid('/goalId', 'goalId must be a goal of this squad')
+      inSquad(isUuid(input.goalId) ? await tx.goals.get(input.goalId) : undefined, squadId, '/goalId', 'goalId must be a goal of this squad')
     }
     if (input.projectId) {
-      const project = isUuid(input.projectId) ? await tx.projects.get(input.projectId) : undefined
-      if (!project || project.squadId !== squadId) throw invalid('/projectId', 'projectId must be a project of this squad')
+      inSquad(isUuid(input.projectId) ? await tx.projects.get(input.projectId) : undefined, squadId, '/projectId', 'projectId must be a project of this squad')
     }
     if (input.blockedByIssueIds?.length) {
       const ids = unique(input.blockedByIssueIds)
