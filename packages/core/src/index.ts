@@ -78,6 +78,7 @@ export type { EnvBinding, ResolveSecretInput, SecretConsumer, SecretResolver } f
 export { bindingSources, findSecretBindings, registerBindingSource, validateBindings, type BindingSource, type SecretBinding } from './services/secrets/binding-usage.js'
 export { findSensitiveConfig, isSensitiveConfigKey } from './services/secrets/sensitive-config.js'
 export { endpointAllowed, endpointOrigin, parseEndpointAllowList } from './services/secrets/endpoint-allowlist.js'
+export { providerConfigError, readProviderConfig, type ProviderConfigReader } from './services/secrets/provider-config.js'
 export { secretKeyFromName } from './services/secrets/secrets.js'
 // Heartbeat runs (docs/heartbeats.md).
 export { JobDeferred, JobRejected, type JobControl } from './services/runs/jobs.js'

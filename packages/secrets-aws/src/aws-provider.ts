@@ -1,6 +1,6 @@
 import type { SecretsManagerClient, SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager'
 import type { SecretProvider } from '@slaw/core'
-import { SecretProviderError, endpointAllowed, endpointOrigin, parseEndpointAllowList } from '@slaw/core'
+import { SecretProviderError, endpointAllowed, endpointOrigin, parseEndpointAllowList, providerConfigError, readProviderConfig } from '@slaw/core'
 import { formatRef, parseRef } from './refs.js'
 
 export interface AwsSecretsManagerProviderOptions {
@@ -68,35 +68,22 @@ export function awsSecretsManagerProvider(options: AwsSecretsManagerProviderOpti
   }
 
   const parseConfig = (raw: Record<string, unknown>): AwsConfig => {
-    const unknown = Object.keys(raw).filter((k) => !(awsConfigKeys as readonly string[]).includes(k))
-    if (unknown.length) throw invalid(`unknown config keys ${unknown.join(', ')} (aws_secrets_manager accepts ${awsConfigKeys.join(', ')})`)
-    const text = (key: string): string | undefined => {
-      const value = raw[key]
-      if (value === undefined || value === null) return undefined
-      if (typeof value !== 'string' || !value) throw invalid(`config ${key} must be a non-empty string`)
-      return value
-    }
-    const integer = (key: string, min: number, max: number): number | undefined => {
-      const value = raw[key]
-      if (value === undefined || value === null) return undefined
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw invalid(`config ${key} must be an integer from ${min} to ${max}`)
-      return value
-    }
-    const endpoint = text('endpoint')
+    const config = readProviderConfig('aws_secrets_manager', awsConfigKeys, raw)
+    const endpoint = config.nonEmptyString('endpoint')
     if (endpoint && !/^https?:\/\/[^/]+/.test(endpoint)) throw invalid(`config endpoint must be an http(s) URL (got ${endpoint})`)
     const refused = endpoint ? endpointProblem(endpoint) : undefined
     if (refused) throw invalid(`config ${refused}`)
     const prefix = raw.prefix === undefined ? 'slaw/' : raw.prefix
     if (typeof prefix !== 'string' || !/^[A-Za-z0-9/_+=.@-]*$/.test(prefix)) throw invalid('config prefix may hold only letters, digits and /_+=.@-')
-    const recoveryWindowInDays = integer('recoveryWindowInDays', 0, 30) ?? 30
+    const recoveryWindowInDays = config.integer('recoveryWindowInDays', 0, 30) ?? 30
     if (recoveryWindowInDays > 0 && recoveryWindowInDays < 7) throw invalid('config recoveryWindowInDays must be 0 (delete at once) or 7 to 30')
-    const cfg: AwsConfig = { prefix, recoveryWindowInDays, timeoutMs: integer('timeoutMs', 1, 300_000) ?? defaultTimeoutMs }
-    const region = text('region')
+    const cfg: AwsConfig = { prefix, recoveryWindowInDays, timeoutMs: config.integer('timeoutMs', 1, 300_000) ?? defaultTimeoutMs }
+    const region = config.nonEmptyString('region')
     if (region) cfg.region = region
     if (endpoint) cfg.endpoint = endpoint
-    const kmsKeyId = text('kmsKeyId')
+    const kmsKeyId = config.nonEmptyString('kmsKeyId')
     if (kmsKeyId) cfg.kmsKeyId = kmsKeyId
-    const maxAttempts = integer('maxAttempts', 1, 10)
+    const maxAttempts = config.integer('maxAttempts', 1, 10)
     if (maxAttempts) cfg.maxAttempts = maxAttempts
     return cfg
   }
@@ -285,7 +272,7 @@ function scrub(error: unknown, value: string): unknown {
 }
 
 function invalid(message: string): SecretProviderError {
-  return new SecretProviderError('invalid_config', `aws_secrets_manager: ${message}`)
+  return providerConfigError('aws_secrets_manager', message)
 }
 
 const notFound = new Set(['ResourceNotFoundException'])

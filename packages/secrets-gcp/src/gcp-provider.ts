@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { SecretManagerServiceClient } from '@google-cloud/secret-manager'
 import type { SecretProvider } from '@slaw/core'
-import { SecretProviderError, endpointAllowed, parseEndpointAllowList } from '@slaw/core'
+import { SecretProviderError, endpointAllowed, parseEndpointAllowList, providerConfigError, readProviderConfig } from '@slaw/core'
 
 type ClientOptions = NonNullable<ConstructorParameters<typeof SecretManagerServiceClient>[0]>
 
@@ -60,25 +60,17 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
   }
 
   const parseConfig = (raw: Record<string, unknown>): GcpConfig => {
-    const unknown = Object.keys(raw).filter((k) => !(gcpConfigKeys as readonly string[]).includes(k))
-    if (unknown.length) throw invalid(`unknown config keys ${unknown.join(', ')} (gcp_secret_manager accepts ${gcpConfigKeys.join(', ')})`)
-    const text = (key: string): string | undefined => {
-      const value = raw[key]
-      if (value === undefined || value === null) return undefined
-      if (typeof value !== 'string' || !value) throw invalid(`config ${key} must be a non-empty string`)
-      return value
-    }
+    const config = readProviderConfig('gcp_secret_manager', gcpConfigKeys, raw)
     const prefix = raw.prefix === undefined ? 'slaw-' : raw.prefix
     if (typeof prefix !== 'string' || !/^[A-Za-z0-9_-]*$/.test(prefix)) throw invalid('config prefix may hold only letters, digits, _ and -')
-    const timeoutMs = raw.timeoutMs ?? defaultTimeoutMs
-    if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 300_000) throw invalid('config timeoutMs must be an integer from 1 to 300000')
+    const timeoutMs = config.integer('timeoutMs', 1, 300_000) ?? defaultTimeoutMs
     const cfg: GcpConfig = { prefix, timeoutMs }
-    const projectId = text('projectId')
+    const projectId = config.nonEmptyString('projectId')
     if (projectId) {
       if (!/^[a-z0-9.:-]{1,100}$/.test(projectId)) throw invalid(`config projectId ${projectId} is not a project id or number`)
       cfg.projectId = projectId
     }
-    const apiEndpoint = text('apiEndpoint')
+    const apiEndpoint = config.nonEmptyString('apiEndpoint')
     if (apiEndpoint) {
       cfg.endpoint = parseEndpoint(apiEndpoint)
       const refused = endpointProblem(cfg.endpoint)
@@ -91,7 +83,7 @@ export function gcpSecretManagerProvider(options: GcpSecretManagerProviderOption
       }
       cfg.replicationLocations = locations as string[]
     }
-    const kmsKeyName = text('kmsKeyName')
+    const kmsKeyName = config.nonEmptyString('kmsKeyName')
     if (kmsKeyName) cfg.kmsKeyName = kmsKeyName
     return cfg
   }
@@ -318,7 +310,7 @@ function abortable(auth: unknown): void {
 }
 
 function invalid(message: string): SecretProviderError {
-  return new SecretProviderError('invalid_config', `gcp_secret_manager: ${message}`)
+  return providerConfigError('gcp_secret_manager', message)
 }
 
 function parseEndpoint(value: string): NonNullable<GcpConfig['endpoint']> {

@@ -1,5 +1,5 @@
 import type { SecretProvider } from '@slaw/core'
-import { SecretProviderError, endpointAllowed, endpointOrigin, parseEndpointAllowList } from '@slaw/core'
+import { SecretProviderError, endpointAllowed, endpointOrigin, parseEndpointAllowList, providerConfigError, readProviderConfig } from '@slaw/core'
 import { parseRef, formatRef, type VaultRef } from './refs.js'
 
 /** Where a provider gets its Vault token: a string, or a function asked before every call (renewal). */
@@ -61,26 +61,16 @@ export function vaultProvider(options: VaultProviderOptions = {}): SecretProvide
       : `address ${endpointOrigin(address)} is not one this node sends its Vault token to (VAULT_ADDR, or an entry of SVC_VAULT_ALLOWED_ADDRESSES on every node)`
 
   const parseConfig = (raw: Record<string, unknown>): VaultConfig => {
-    const unknown = Object.keys(raw).filter((k) => !(vaultConfigKeys as readonly string[]).includes(k))
-    if (unknown.length) throw invalid(`unknown config keys ${unknown.join(', ')} (vault accepts ${vaultConfigKeys.join(', ')})`)
-    const text = (key: string): string | undefined => {
-      const value = raw[key]
-      if (value === undefined || value === null) return undefined
-      if (typeof value !== 'string') throw invalid(`config ${key} must be a string`)
-      return value
-    }
-    const address = (text('address') ?? defaultAddress).replace(/\/+$/, '')
+    const config = readProviderConfig('vault', vaultConfigKeys, raw)
+    const address = (config.string('address') ?? defaultAddress).replace(/\/+$/, '')
     if (!/^https?:\/\/[^/]+/.test(address)) throw invalid(`config address must be an http(s) URL (got ${address})`)
     const refused = addressProblem(address)
     if (refused) throw invalid(`config ${refused}`)
-    const mount = (text('mount') ?? 'secret').replace(/^\/+|\/+$/g, '')
+    const mount = (config.string('mount') ?? 'secret').replace(/^\/+|\/+$/g, '')
     if (!mount) throw invalid('config mount must not be empty')
-    const prefix = (text('prefix') ?? 'slaw/').replace(/^\/+/, '')
-    const namespace = text('namespace') ?? env.VAULT_NAMESPACE
-    const timeoutMs = raw.timeoutMs ?? defaultTimeoutMs
-    if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 300_000) {
-      throw invalid('config timeoutMs must be an integer from 1 to 300000')
-    }
+    const prefix = (config.string('prefix') ?? 'slaw/').replace(/^\/+/, '')
+    const namespace = config.string('namespace') ?? env.VAULT_NAMESPACE
+    const timeoutMs = config.integer('timeoutMs', 1, 300_000) ?? defaultTimeoutMs
     return { address, mount, prefix, timeoutMs, ...(namespace ? { namespace } : {}) }
   }
 
@@ -239,7 +229,7 @@ export function vaultProvider(options: VaultProviderOptions = {}): SecretProvide
 }
 
 function invalid(message: string): SecretProviderError {
-  return new SecretProviderError('invalid_config', `vault: ${message}`)
+  return providerConfigError('vault', message)
 }
 
 function encodePath(path: string): string {
