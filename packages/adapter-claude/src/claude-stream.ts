@@ -1,5 +1,5 @@
 import type { AdapterUsage } from '@slaw/core'
-import { isRecord } from '@slaw/adapters'
+import { JsonEventStream, isRecord, type JsonEvent } from '@slaw/adapters'
 
 /**
  * What a `claude --print --output-format stream-json --verbose` run said, gathered line by line:
@@ -9,7 +9,7 @@ import { isRecord } from '@slaw/adapters'
  *   "result"?,"errors"?,"session_id","usage","total_cost_usd","modelUsage"}` last.
  * Per-message usage is never added up: the result's totals are the run's usage.
  */
-export class ClaudeStream {
+export class ClaudeStream extends JsonEventStream {
   sessionId: string | undefined
   model: string | undefined
   apiKeySource: string | undefined
@@ -18,24 +18,8 @@ export class ClaudeStream {
   /** `error` of the last assistant message (e.g. `authentication_failed`, `rate_limit`). */
   assistantError: string | undefined
   result: Record<string, unknown> | undefined
-  events = 0
-  /** Non-empty stdout lines that were not JSON events. */
-  garbage = 0
 
-  line(line: string): void {
-    if (!line.trim()) return
-    let event: unknown
-    try {
-      event = JSON.parse(line)
-    } catch {
-      this.garbage += 1
-      return
-    }
-    if (!isRecord(event) || typeof event.type !== 'string') {
-      this.garbage += 1
-      return
-    }
-    this.events += 1
+  protected override event(event: JsonEvent): void {
     if (event.type === 'system' && event.subtype === 'init') {
       if (typeof event.session_id === 'string') this.sessionId = event.session_id
       if (typeof event.model === 'string') this.model = event.model

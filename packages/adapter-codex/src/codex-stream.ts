@@ -1,5 +1,5 @@
 import type { AdapterUsage } from '@slaw/core'
-import { isRecord } from '@slaw/adapters'
+import { JsonEventStream, isRecord, type JsonEvent } from '@slaw/adapters'
 
 /** Operator prices for Codex models, in US dollars per million tokens. `*` prices any other model. */
 export type CodexPriceTable = Record<string, { inputPerMillion: number; cachedInputPerMillion?: number; outputPerMillion: number }>
@@ -13,7 +13,7 @@ export type CodexPriceTable = Record<string, { inputPerMillion: number; cachedIn
  * - `{"type":"turn.failed","error":{"message"}}` and `{"type":"error","message"}` (also for
  *   reconnect notices the CLI recovers from: only an error not followed by `turn.completed` counts).
  */
-export class CodexStream {
+export class CodexStream extends JsonEventStream {
   threadId: string | undefined
   /** The last `agent_message` text: the run's summary. */
   lastMessage: string | undefined
@@ -24,23 +24,8 @@ export class CodexStream {
   input = 0
   cached = 0
   output = 0
-  events = 0
-  garbage = 0
 
-  line(line: string): void {
-    if (!line.trim()) return
-    let event: unknown
-    try {
-      event = JSON.parse(line)
-    } catch {
-      this.garbage += 1
-      return
-    }
-    if (!isRecord(event) || typeof event.type !== 'string') {
-      this.garbage += 1
-      return
-    }
-    this.events += 1
+  protected override event(event: JsonEvent): void {
     const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0)
     switch (event.type) {
       case 'thread.started':

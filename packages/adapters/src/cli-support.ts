@@ -1,21 +1,9 @@
-import type { AdapterEnvironmentCheck, AdapterEnvironmentReport, AdapterWakeResult, ErrorDetail } from '@slaw/core'
+import type { AdapterEnvironmentCheck, AdapterEnvironmentReport, AdapterWakeResult } from '@slaw/core'
 import { childEnv, missingCwd, runChild, type ChildOutcome } from './child-process.js'
 import { isRecord } from './config-checks.js'
 
-// Pieces the CLI adapters (claude_local, codex_local) share: reading JSON lines, and the time a
-// rate-limited CLI says it can be tried again.
-
-/** A line of a JSON event stream, or undefined for a line that is not a JSON object. */
-export function jsonLine(line: string): Record<string, unknown> | undefined {
-  const text = line.trim()
-  if (!text.startsWith('{')) return undefined
-  try {
-    const value: unknown = JSON.parse(text)
-    return isRecord(value) ? value : undefined
-  } catch {
-    return undefined
-  }
-}
+// Pieces the CLI adapters (claude_local, codex_local) share: the time a rate-limited CLI says it can
+// be tried again, the environment check and the resuming wake (their JSON lines: json-event-stream).
 
 const transientPattern = /rate.?limit|overloaded|usage limit|too many requests|\b429\b|\b529\b|\b503\b|temporarily unavailable|try again (at|in|later)|quota exceeded|capacity/i
 
@@ -70,12 +58,6 @@ export function firstLine(text: string, max = 300): string {
       .map((l) => l.trim())
       .find((l) => l.length > 0) ?? ''
   return line.length > max ? `${line.slice(0, max - 1)}…` : line
-}
-
-/** `extraArgs`-like settings: an array of strings, when present. */
-export function checkStringArray(config: Record<string, unknown>, key: string, details: ErrorDetail[]): void {
-  const value = config[key]
-  if (value !== undefined && (!Array.isArray(value) || !value.every((a) => typeof a === 'string'))) details.push({ path: `/${key}`, message: `${key} must be an array of strings` })
 }
 
 /** A run summary from a CLI's final text: trimmed, at most 10,000 characters (the run record's limit). */

@@ -5,6 +5,7 @@ export { classifyAddress, egressRefusal, type AddressClass, type EgressPolicy } 
 // The process machinery the CLI adapters (@slaw/adapter-claude, @slaw/adapter-codex) share with `process`.
 export { childEnv, defaultInheritEnv, missingCwd, runChild, spawnError, type ChildOutcome, type ChildRun, type ChildRunOptions } from './child-process.js'
 export { OutputTail, defaultOutputTailBytes } from './output-tail.js'
-export { checkEnvContainer, checkOptionalString, checkSeconds, isRecord, timerMs } from './config-checks.js'
+export { isRecord, timerMs } from './config-checks.js'
 export { defaultWakePromptTemplate, renderWakePrompt, wakePromptVariables } from './wake-prompt.js'
-export { checkCliEnvironment, checkStringArray, firstLine, isTransientUpstream, jsonLine, plainBindings, retryTimeFrom, summaryOf, wakeResuming, type CliEnvironmentCheck } from './cli-support.js'
+export { checkCliEnvironment, firstLine, isTransientUpstream, plainBindings, retryTimeFrom, summaryOf, wakeResuming, type CliEnvironmentCheck } from './cli-support.js'
+export { JsonEventStream, jsonLine, type JsonEvent } from './json-event-stream.js'
