@@ -7,13 +7,12 @@
 // temp dir; its database dropped.
 // Every figure is compared with a baseline measured in the same run on the same machine: a bare
 // fastify route returning the same JSON, or pgbench running the same SQL. Ratios hold on a noisy box.
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import postgres from 'postgres'
-import { api, load, machine, operatorKey, root, rssMb, startBare, startSlaw, freshDb, dropFreshDbs, freePort, smoke, size, writeResult } from './lib.mjs'
+import { api, checkoutVsPgbench, load, machine, operatorKey, pgbench, rssMb, startBare, startSlaw, freshDb, dropFreshDbs, freePort, smoke, size, writeResult } from './lib.mjs'
 import { bumpCounterSql, seedIssuesSql } from './seed.mjs'
 import { pgliteStorage } from '@slaw/storage-pg/pglite'
 
@@ -45,28 +44,6 @@ async function readPaths(base, paths, token) {
     bodies[path] = await res.text()
   }
   return bodies
-}
-
-function pgbench(url, script, vars) {
-  const args = [
-    '-n',
-    '-M',
-    'extended',
-    '-c',
-    String(clients),
-    '-j',
-    '2',
-    '-T',
-    String(duration),
-    '-f',
-    join(root, 'bench/sql', script),
-    ...Object.entries(vars).flatMap(([k, v]) => ['-D', `${k}=${v}`]),
-    url,
-  ]
-  const out = execFileSync('pgbench', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
-  const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1])
-  const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0)
-  return { tps: Math.round(tps), failed }
 }
 
 async function readsVsBare(label, base, seed, bare) {
@@ -151,38 +128,12 @@ try {
     body: JSON.stringify({ title: 'bench issue' }),
   })
   const pgbSquad = (await api(slaw.base, 'POST', '/api/squads', { name: 'Pgbench Writes' })).squad
-  const pgCreate = pgbench(url, 'issue-create.sql', { squad: pgbSquad.id, prefix: pgbSquad.issuePrefix })
+  const pgCreate = pgbench(url, 'issue-create.sql', { squad: pgbSquad.id, prefix: pgbSquad.issuePrefix }, { clients, duration })
   results.runs[`PostgreSQL: POST issue @${clients}`] = { slaw: create, pgbench: pgCreate, ratio: +(create.rps / pgCreate.tps).toFixed(2) }
   log('POST issue', create.rps, 'vs pgbench', pgCreate.tps)
 
   // Checkout of distinct issues: 50 agents, 200,000 todo issues seeded by SQL (smoke: 4 and 2,000).
-  const coSquad = (await api(slaw.base, 'POST', '/api/squads', { name: 'Checkout' })).squad
-  const agents = []
-  for (let i = 0; i < clients; i++)
-    agents.push((await api(slaw.base, 'POST', `/api/squads/${coSquad.id}/agents`, { name: `co-${String(i).padStart(2, '0')}`, role: 'general', adapterType: 'process' })).agent.id)
-  await sql.unsafe(seedIssuesSql({ squadId: coSquad.id, prefix: coSquad.issuePrefix, count: coCount, status: 'todo' }))
-  await sql.unsafe(bumpCounterSql(coSquad.id, coCount))
-  const ids = (await sql`select id from issues where squad_id = ${coSquad.id} and number <= ${coCount / 2} order by number`).map((r) => r.id)
-  let next = 0
-  const checkout = await load({
-    url: slaw.base,
-    duration,
-    requests: [
-      {
-        method: 'POST',
-        setupRequest: (req) => {
-          const n = next++
-          return {
-            ...req,
-            path: `/api/issues/${ids[n % ids.length]}/checkout`,
-            headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ agentId: agents[n % agents.length] }),
-          }
-        },
-      },
-    ],
-  })
-  const pgCheckout = pgbench(url, 'checkout.sql', { squad: coSquad.id, count: coCount })
+  const { checkout, pgbench: pgCheckout } = await checkoutVsPgbench({ base: slaw.base, sql, url, clients, count: coCount, duration })
   results.runs[`PostgreSQL: checkout of distinct issues @${clients}`] = {
     slaw: checkout,
     pgbench: pgCheckout,

@@ -1,6 +1,6 @@
-// Shared helpers for the benchmarks: start servers, wait for health, run autocannon, seed over HTTP,
-// scratch databases, free ports, smoke mode and where raw results go (bench/README.md).
-import { spawn } from 'node:child_process'
+// Shared helpers for the benchmarks: start servers, wait for health, run autocannon and pgbench,
+// seed over HTTP, scratch databases, free ports, smoke mode and where raw results go (bench/README.md).
+import { execFileSync, spawn } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -9,6 +9,7 @@ import postgres from 'postgres'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import os from 'node:os'
+import { bumpCounterSql, seedIssuesSql } from './seed.mjs'
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -167,4 +168,55 @@ export async function dropFreshDbs(base = adminUrl) {
   for (const db of created) await admin.unsafe(`drop database if exists ${db} with (force)`)
   created.clear()
   await admin.end()
+}
+
+/**
+ * pgbench running bench/sql/<script> against `url` (`vars` given with -D), `clients` clients for
+ * `duration` s; its transactions per second and failed transactions.
+ */
+export function pgbench(url, script, vars, { clients, duration }) {
+  const args = ['-n', '-M', 'extended', '-c', String(clients), '-j', '2', '-T', String(duration), '-f', join(root, 'bench/sql', script)]
+  args.push(...Object.entries(vars).flatMap(([k, v]) => ['-D', `${k}=${v}`]), url)
+  const out = execFileSync('pgbench', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1])
+  const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0)
+  return { tps: Math.round(tps), failed }
+}
+
+/**
+ * Checkout of distinct issues against pgbench running the same statements (bench/sql/checkout.sql)
+ * on the same database: a squad with `clients` agents and `count` todo issues seeded by SQL, then
+ * `clients` connections checking out the first half of the issues in turn for `duration` s, then
+ * pgbench. `sql` is a postgres.js client of `url`.
+ */
+export async function checkoutVsPgbench({ base, sql, url, clients, count, duration }) {
+  const squad = (await api(base, 'POST', '/api/squads', { name: 'Checkout' })).squad
+  const agents = []
+  for (let i = 0; i < clients; i++) {
+    agents.push((await api(base, 'POST', `/api/squads/${squad.id}/agents`, { name: `co-${String(i).padStart(2, '0')}`, role: 'general', adapterType: 'process' })).agent.id)
+  }
+  await sql.unsafe(seedIssuesSql({ squadId: squad.id, prefix: squad.issuePrefix, count, status: 'todo' }))
+  await sql.unsafe(bumpCounterSql(squad.id, count))
+  const ids = (await sql`select id from issues where squad_id = ${squad.id} and number <= ${count / 2} order by number`).map((r) => r.id)
+  let next = 0
+  const checkout = await load({
+    url: base,
+    duration,
+    connections: clients,
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (req) => {
+          const n = next++
+          return {
+            ...req,
+            path: `/api/issues/${ids[n % ids.length]}/checkout`,
+            headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ agentId: agents[n % agents.length] }),
+          }
+        },
+      },
+    ],
+  })
+  return { checkout, pgbench: pgbench(url, 'checkout.sql', { squad: squad.id, count }, { clients, duration }) }
 }
