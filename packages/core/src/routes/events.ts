@@ -24,7 +24,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ hub: EventHub; storage: St
   const streamSquadEvents = {
     tags: ['events'],
     description:
-      'Server-Sent Events: one message per change (`event:` its type, `id:` its cursor, `data:` the JSON below), keep-alive comments, `resync` when Last-Event-ID is older than the retention, `cutoff` before the server ends a stream. Resume with Last-Event-ID.',
+      'Server-Sent Events: one message per change (`event:` its type, `id:` its cursor, `data:` the JSON below), keep-alive comments, ' +
+      '`resync` when Last-Event-ID is older than the retention, `cutoff` before the server ends a stream. Resume with Last-Event-ID.',
     params: SquadParams,
     querystring: EventsQuery,
     headers: EventsHeaders,

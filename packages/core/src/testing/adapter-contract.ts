@@ -315,7 +315,8 @@ export async function adapterContract(t: ContractTest, makeAdapter: MakeAdapter,
     t.same(
       [...missed],
       [],
-      `wake reads no defaulted key off the stored config as missing: it applies the schema's defaults first (defineAgentAdapter does; ${omitted.length} defaulted key(s) left out: ${omitted.join(', ') || 'none'})`,
+      "wake reads no defaulted key off the stored config as missing: it applies the schema's defaults first " +
+        `(defineAgentAdapter does; ${omitted.length} defaulted key(s) left out: ${omitted.join(', ') || 'none'})`,
     )
   })
 }

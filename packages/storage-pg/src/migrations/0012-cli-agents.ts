@@ -14,9 +14,11 @@ export const statements = [
                           add column cost_status text not null default 'reported'`,
   // Window spend and issue totals stay index-only scans: their indexes carry the new summed columns.
   `drop index if exists cost_events_window`,
-  `create index cost_events_window on cost_events (squad_id, occurred_at) include (provider, billing_type, cost_status, cost_cents, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens)`,
+  `create index cost_events_window on cost_events (squad_id, occurred_at)
+     include (provider, billing_type, cost_status, cost_cents, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens)`,
   `drop index if exists cost_events_issue`,
-  `create index cost_events_issue on cost_events (issue_id) include (billing_type, cost_status, cost_cents, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens) where issue_id is not null`,
+  `create index cost_events_issue on cost_events (issue_id)
+     include (billing_type, cost_status, cost_cents, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens) where issue_id is not null`,
   `alter table cost_rollups add column cache_write_tokens bigint not null default 0,
                            add column unpriced_tokens bigint not null default 0`,
   `alter table heartbeat_runs add column cached_input_tokens bigint not null default 0,

@@ -76,6 +76,11 @@ interface Pending {
   instance: { hostname: string; instanceId: string; machineId: string; os: string; slawVersion: string }
 }
 
+/** A squad's name, with its status when it is not active. */
+function squadName(s: { name: string; status: string }): string {
+  return `${escapeHtml(s.name)}${s.status && s.status !== 'active' ? ` <span class="muted">(${escapeHtml(s.status)})</span>` : ''}`
+}
+
 function fleetPage(instances: InstanceView[], squads: Map<string, { name: string; status: string }[]>, pending: Pending[], now: Date): string {
   const instanceCards = instances.length
     ? instances
@@ -91,7 +96,7 @@ function fleetPage(instances: InstanceView[], squads: Map<string, { name: string
 <dt>Enrollment</dt><dd>${escapeHtml(i.state ?? 'none')}</dd>
 <dt>Spend today</dt><dd>${money(i.spend?.todayCents)}</dd>
 <dt>Month to date</dt><dd>${money(i.spend?.monthCents)}</dd>
-<dt>Squads</dt><dd>${own.length ? own.map((s) => `${escapeHtml(s.name)}${s.status && s.status !== 'active' ? ` <span class="muted">(${escapeHtml(s.status)})</span>` : ''}`).join(', ') : '<span class="muted">none synced</span>'}</dd>
+<dt>Squads</dt><dd>${own.length ? own.map(squadName).join(', ') : '<span class="muted">none synced</span>'}</dd>
 </dl>
 </li>`
         })

@@ -15,8 +15,18 @@ function isSensitiveKey(key: string): boolean {
 const bearerLike = /\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi
 const jwtLike = /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g
 const privateKeyBlock = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g
-const knownTokens =
-  /\b(slaw_(?:op|ak|run|wh)_[A-Za-z0-9_-]{10,}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}|xox[abpre]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,})/g
+/** Token formats that are credentials wherever they appear. */
+const knownTokenFormats = [
+  /slaw_(?:op|ak|run|wh)_[A-Za-z0-9_-]{10,}/, // slaw's own keys and tokens
+  /sk-[A-Za-z0-9_-]{16,}/, // OpenAI, Anthropic
+  /gh[pousr]_[A-Za-z0-9]{20,}/, // GitHub
+  /github_pat_[A-Za-z0-9_]{20,}/,
+  /glpat-[A-Za-z0-9_-]{16,}/, // GitLab
+  /xox[abpre]-[A-Za-z0-9-]{10,}/, // Slack
+  /(?:AKIA|ASIA)[0-9A-Z]{16}/, // AWS access key ids
+  /AIza[0-9A-Za-z_-]{30,}/, // Google API keys
+]
+const knownTokens = new RegExp(`\\b(${knownTokenFormats.map((f) => f.source).join('|')})`, 'g')
 
 export const REDACTED = '[REDACTED]'
 

@@ -20,7 +20,8 @@ export class MasterKeyMismatchError extends Error {
     readonly storedKeyId: string,
   ) {
     super(
-      `Master key mismatch: this node holds key ${nodeKeyId} but the instance's data is encrypted under key ${storedKeyId}; set SVC_MASTER_KEY to the instance's key (every node must share it), or rotate with \`slaw secrets rotate-master-key\`.`,
+      `Master key mismatch: this node holds key ${nodeKeyId} but the instance's data is encrypted under key ${storedKeyId}; ` +
+        "set SVC_MASTER_KEY to the instance's key (every node must share it), or rotate with `slaw secrets rotate-master-key`.",
     )
     this.name = 'MasterKeyMismatchError'
   }
@@ -30,7 +31,8 @@ export class MasterKeyMismatchError extends Error {
 export class MasterKeyFileModeError extends Error {
   constructor(readonly file: string) {
     super(
-      `The master key file ${file} is readable or writable by its group or others; run \`chmod 600 ${file}\` (and rotate the key with \`slaw secrets rotate-master-key\` if someone else may have read it).`,
+      `The master key file ${file} is readable or writable by its group or others; run \`chmod 600 ${file}\` ` +
+        '(and rotate the key with `slaw secrets rotate-master-key` if someone else may have read it).',
     )
     this.name = 'MasterKeyFileModeError'
   }
@@ -65,7 +67,8 @@ export async function loadMasterKey(option: MasterKeyOption | undefined, storage
 export class MasterKeyRequiredError extends Error {
   constructor(readonly storageName: string) {
     super(
-      `No master key: storage "${storageName}" outlives this process, and a random key would lose every encrypted value at the next restart; pass createInstance({ masterKey }) (or { masterKey: { file } }), or set SVC_MASTER_KEY (the same key on every node).`,
+      `No master key: storage "${storageName}" outlives this process, and a random key would lose every encrypted value at the next restart; ` +
+        'pass createInstance({ masterKey }) (or { masterKey: { file } }), or set SVC_MASTER_KEY (the same key on every node).',
     )
     this.name = 'MasterKeyRequiredError'
   }

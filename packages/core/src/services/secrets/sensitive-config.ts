@@ -6,8 +6,27 @@ import { redactString } from '../foundation/redact.js'
  * separators, it contains one of these words; `secret` alone and `key` alone are not enough (a
  * `secretPrefix` or `kmsKeyId` is a setting), but `secretKey`, `clientSecret` and a bare `secret` are.
  */
-const sensitivePart =
-  /(password|passwd|passphrase|privatekey|accesskey|secretkey|secretaccesskey|clientsecret|secretvalue|secretstring|apikey|credential|sessiontoken|authorization|cookie|token(?!s|ttl|path|url|endpoint)|certificatekey|pemkey)/
+const sensitiveWords = [
+  'password',
+  'passwd',
+  'passphrase',
+  'privatekey',
+  'accesskey',
+  'secretkey',
+  'secretaccesskey',
+  'clientsecret',
+  'secretvalue',
+  'secretstring',
+  'apikey',
+  'credential',
+  'sessiontoken',
+  'authorization',
+  'cookie',
+  'token(?!s|ttl|path|url|endpoint)',
+  'certificatekey',
+  'pemkey',
+]
+const sensitivePart = new RegExp(`(${sensitiveWords.join('|')})`)
 const sensitiveExact = new Set(['secret', 'auth', 'pwd', 'pass', 'key', 'jwt', 'pem', 'cert', 'signature'])
 
 export function isSensitiveConfigKey(key: string): boolean {
