@@ -26,7 +26,7 @@ export interface HttpAdapterOptions {
 }
 
 /** The most of a non-2xx answer kept as output: its first line, scrubbed, clipped to this. */
-export const failedAnswerChars = 200
+const failedAnswerChars = 200
 
 const urlMessage = 'an http agent needs a url starting with http:// or https://'
 

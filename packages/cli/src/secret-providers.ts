@@ -1,7 +1,7 @@
 import type { SecretProvider } from '@slaw/core'
 
 /** The shipped secret provider plugins `slaw start` registers when they are installed next to it. */
-export const secretProviderPlugins = [
+const secretProviderPlugins = [
   { packageName: '@slaw/secrets-vault', factory: 'vaultProvider' },
   { packageName: '@slaw/secrets-aws', factory: 'awsSecretsManagerProvider' },
   { packageName: '@slaw/secrets-gcp', factory: 'gcpSecretManagerProvider' },

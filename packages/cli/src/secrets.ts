@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util'
 import { MasterKey, masterKeyFileName, rotateMasterKey, type Storage } from '@slaw/core'
 import { ConfigError } from './config.js'
 
-export const secretsUsage = `Usage: slaw secrets rotate-master-key --from-env OLD_VAR --to-env NEW_VAR [--data-dir DIR]
+const secretsUsage = `Usage: slaw secrets rotate-master-key --from-env OLD_VAR --to-env NEW_VAR [--data-dir DIR]
 
   Re-encrypts every value slaw encrypted with the master key (local secrets, webhook HMAC secrets)
   from the key in $OLD_VAR to the key in $NEW_VAR, in one transaction, and records the new key id.

@@ -15,7 +15,7 @@ const stdio: Output = {
   err: (line) => process.stderr.write(`${line}\n`),
 }
 
-export class UsageError extends Error {
+class UsageError extends Error {
   override name = 'UsageError'
 }
 

@@ -16,7 +16,7 @@ export type SquadEventOf<T extends SquadEventType> = Extract<SquadEvent, { type:
  * events were missed. Refetch what you show, then keep reading; the stream goes on from now.
  */
 export type ResyncEvent = Schemas['ResyncEvent']
-export type ApiErrorBody = Schemas['ErrorBody']
+type ApiErrorBody = Schemas['ErrorBody']
 
 export interface EventsOptions {
   /** Event types or `area.*` patterns, e.g. `['issue.*', 'run.finished']`; default all. */

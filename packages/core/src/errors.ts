@@ -89,5 +89,4 @@ export function isSlawError(err: unknown): err is SlawError {
 }
 
 export const notFound = (what = 'Resource'): SlawError => new SlawError('not_found', `${what} not found.`)
-export const forbidden = (message?: string): SlawError => new SlawError('forbidden', message)
 export const invalid = (path: string, message: string): SlawError => new SlawError('invalid_payload', message, [{ path, message }])

@@ -2,7 +2,7 @@ import type { Sql } from 'postgres'
 import type { EventBroker } from '@slaw/core'
 
 /** The channel slaw's nodes NOTIFY on when events may have committed. */
-export const eventsChannel = 'slaw_events'
+const eventsChannel = 'slaw_events'
 
 /**
  * Wakes event readers on every node with PostgreSQL LISTEN/NOTIFY. The NOTIFY is sent after the

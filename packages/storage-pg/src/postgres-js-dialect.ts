@@ -254,7 +254,7 @@ const connectionErrorCodes = new Set([
  * SQLSTATE class 08 (connection exception) and 57P01-57P03 (the server shutting down, crashed or
  * not yet accepting connections).
  */
-export function isConnectionError(err: unknown): boolean {
+function isConnectionError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code
   if (typeof code !== 'string') return false
   return connectionErrorCodes.has(code) || code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03'

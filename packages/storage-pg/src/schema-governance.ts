@@ -3,20 +3,20 @@ import type { Counter, Table } from './table.js'
 
 /** Tables of migration 0002-governance (derived from their records; see table.ts). */
 
-export type ApprovalsTable = Table<Approval, { generated: 'status'; json: 'payload' }, { revision: Counter }>
+type ApprovalsTable = Table<Approval, { generated: 'status'; json: 'payload' }, { revision: Counter }>
 
-export interface ApprovalIssuesTable {
+interface ApprovalIssuesTable {
   approvalId: string
   issueId: string
 }
 
-export type ApprovalCommentsTable = Table<ApprovalComment>
+type ApprovalCommentsTable = Table<ApprovalComment>
 
-export type WorkspacesTable = Table<Workspace, { generated: 'status'; json: 'metadata' }>
+type WorkspacesTable = Table<Workspace, { generated: 'status'; json: 'metadata' }>
 
-export type CostEventsTable = Table<CostEvent>
+type CostEventsTable = Table<CostEvent>
 
-export interface CostRollupsTable {
+interface CostRollupsTable {
   squadId: string
   period: string
   scope: string
@@ -33,7 +33,7 @@ export interface CostRollupsTable {
 
 export type BudgetIncidentsTable = Table<BudgetIncident>
 
-export interface IssueStatusCountsTable {
+interface IssueStatusCountsTable {
   squadId: string
   status: string
   shard: number

@@ -3,13 +3,13 @@ import type { Table } from './table.js'
 
 /** Tables of migration 0007-routines (derived from their records; see table.ts). */
 
-export type RoutinesTable = Table<Routine, { json: 'variables' | 'env' }>
+type RoutinesTable = Table<Routine, { json: 'variables' | 'env' }>
 
-export type RoutineRevisionsTable = Table<RoutineRevision, { json: 'snapshot' }>
+type RoutineRevisionsTable = Table<RoutineRevision, { json: 'snapshot' }>
 
-export type RoutineTriggersTable = Table<RoutineTrigger>
+type RoutineTriggersTable = Table<RoutineTrigger>
 
-export type RoutineRunsTable = Table<RoutineRun, { json: 'variables' | 'payload' }>
+type RoutineRunsTable = Table<RoutineRun, { json: 'variables' | 'payload' }>
 
 export interface RoutineTables {
   routines: RoutinesTable

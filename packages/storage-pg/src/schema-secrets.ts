@@ -4,17 +4,17 @@ import type { Table, Timestamp } from './table.js'
 
 /** Tables of migration 0006-secrets (derived from their records; see table.ts). */
 
-export type SecretProviderConfigsTable = Table<SecretProviderConfigRecord, { generated: 'isDefault'; json: 'config' }>
+type SecretProviderConfigsTable = Table<SecretProviderConfigRecord, { generated: 'isDefault'; json: 'config' }>
 
 /** A timestamp that starts out null. */
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
-export type SecretsTable = Table<SecretRecord, { generated: 'latestVersion'; json: 'providerMetadata' }, { lastResolvedAt: NullableTimestamp; lastRotatedAt: NullableTimestamp }>
+type SecretsTable = Table<SecretRecord, { generated: 'latestVersion'; json: 'providerMetadata' }, { lastResolvedAt: NullableTimestamp; lastRotatedAt: NullableTimestamp }>
 
-export type SecretVersionsTable = Table<SecretVersionRecord>
+type SecretVersionsTable = Table<SecretVersionRecord>
 
-export type SecretAccessEventsTable = Table<SecretAccessEvent>
+type SecretAccessEventsTable = Table<SecretAccessEvent>
 
-export interface SlawMasterKeyTable {
+interface SlawMasterKeyTable {
   id: number
   keyId: string
   updatedAt: Timestamp

@@ -3,11 +3,11 @@ import type { Table, Timestamp } from './table.js'
 
 /** Tables of migration 0004-skills (derived from their records; see table.ts). */
 
-export type SkillsTable = Table<SquadSkill, { json: 'files' }>
+type SkillsTable = Table<SquadSkill, { json: 'files' }>
 
-export type TowerSkillCatalogTable = Table<CatalogSkill, { json: 'metadata' | 'files' }, { storedAt: Timestamp }>
+type TowerSkillCatalogTable = Table<CatalogSkill, { json: 'metadata' | 'files' }, { storedAt: Timestamp }>
 
-export interface TowerSkillCatalogStateTable {
+interface TowerSkillCatalogStateTable {
   id: number
   catalogVersion: number
   appliedAt: Timestamp

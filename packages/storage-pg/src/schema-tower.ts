@@ -3,13 +3,13 @@ import type { ColumnType, RawBuilder } from 'kysely'
 /** Tables of migration 0003-tower (camelCase; see schema.ts). */
 type Timestamp = ColumnType<Date, Date | string | RawBuilder<unknown> | undefined, Date | string | RawBuilder<unknown>>
 
-export interface TowerStateTable {
+interface TowerStateTable {
   key: string
   value: ColumnType<unknown, RawBuilder<unknown>, RawBuilder<unknown>>
   updatedAt: Timestamp
 }
 
-export interface TowerLeasesTable {
+interface TowerLeasesTable {
   name: string
   holder: string
   expiresAt: Timestamp

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, RawBuilder, Selectable } from 'kysely'
+import type { ColumnType, Generated, RawBuilder, Selectable } from 'kysely'
 import type {
   ActivityEntry,
   Agent,
@@ -28,49 +28,49 @@ import type { Table, Timestamp } from './table.js'
  * names only what differs from its record. A new record field is a new column with no edit here.
  */
 
-export type SquadsTable = Table<Squad, { generated: 'status' | 'budgetHardStop' }, { issueCounter: Generated<number>; budgetMonthlyTokens: number | null }>
+type SquadsTable = Table<Squad, { generated: 'status' | 'budgetHardStop' }, { issueCounter: Generated<number>; budgetMonthlyTokens: number | null }>
 
-export type AgentsTable = Table<
+type AgentsTable = Table<
   Agent,
   { generated: 'status' | 'adapterConfig'; json: 'desiredSkills' | 'permissions' | 'runtimeState' | 'adapterConfig' },
   // The webhook secret is storage's alone: no Agent record, response or payload carries it.
   { budgetMonthlyTokens: number | null; webhookSecret: string | null }
 >
 
-export type ApiKeysTable = Table<ApiKeyRecord>
+type ApiKeysTable = Table<ApiKeyRecord>
 
-export type ConsoleSessionsTable = Table<ConsoleSessionRecord>
+type ConsoleSessionsTable = Table<ConsoleSessionRecord>
 
-export type GoalsTable = Table<Goal, { generated: 'status' }>
+type GoalsTable = Table<Goal, { generated: 'status' }>
 
-export type ProjectsTable = Table<Project, { generated: 'status' }>
+type ProjectsTable = Table<Project, { generated: 'status' }>
 
-export type IssuesTable = Table<Issue, {}, { priorityRank: number; search: ColumnType<string, unknown, unknown> }>
+type IssuesTable = Table<Issue, {}, { priorityRank: number; search: ColumnType<string, unknown, unknown> }>
 
-export interface IssueBlockersTable {
+interface IssueBlockersTable {
   issueId: string
   blockedByIssueId: string
 }
 
-export type CommentsTable = Table<Comment>
+type CommentsTable = Table<Comment>
 
-export type IssueDocumentsTable = Table<IssueDocument>
+type IssueDocumentsTable = Table<IssueDocument>
 
-export type InteractionsTable = Table<Interaction, { generated: 'status'; json: 'payload' | 'response' }>
+type InteractionsTable = Table<Interaction, { generated: 'status'; json: 'payload' | 'response' }>
 
 /** `txid` orders the live event feed (migration 0013); storage only. */
-export type ActivityTable = Table<ActivityEntry, { json: 'details' }, { txid: Generated<string | null> }>
+type ActivityTable = Table<ActivityEntry, { json: 'details' }, { txid: Generated<string | null> }>
 
 /** `seq` is the published order (`pubSeq`), read as a string. */
-export type OutboxTable = Table<OutboxEntry, { json: 'payload'; omit: 'seq' }, { id: Generated<number>; txid: Generated<number>; pubSeq: number | null }>
+type OutboxTable = Table<OutboxEntry, { json: 'payload'; omit: 'seq' }, { id: Generated<number>; txid: Generated<number>; pubSeq: number | null }>
 
-export type JobsTable = Table<Job, { generated: 'status' | 'attempts' | 'maxAttempts'; json: 'payload' | 'result' }, { runAt: Timestamp }>
+type JobsTable = Table<Job, { generated: 'status' | 'attempts' | 'maxAttempts'; json: 'payload' | 'result' }, { runAt: Timestamp }>
 
-export type AgentWakeupsTable = Table<AgentWakeup, { generated: 'status' }>
+type AgentWakeupsTable = Table<AgentWakeup, { generated: 'status' }>
 
 /** Token and cost figures SQL adds to (the record's `usage`). */
 type UsageColumn = ColumnType<string | number, number | undefined, number | RawBuilder<unknown>>
-export type HeartbeatRunsTable = Table<
+type HeartbeatRunsTable = Table<
   HeartbeatRun,
   { generated: 'status' | 'coalescedCount' | 'continuationDepth' | 'retryAttempt'; omit: 'usage' },
   {
@@ -87,7 +87,7 @@ export type HeartbeatRunsTable = Table<
   }
 >
 
-export interface HeartbeatRunDaysTable {
+interface HeartbeatRunDaysTable {
   squadId: string
   day: string
   status: string
@@ -115,4 +115,3 @@ export interface Database extends GovernanceTables, SkillTables, TowerTables, Ro
 }
 
 export type Row<T extends keyof Database> = Selectable<Database[T]>
-export type NewRow<T extends keyof Database> = Insertable<Database[T]>

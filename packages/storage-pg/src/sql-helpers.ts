@@ -36,7 +36,7 @@ export const visibilityHorizon = (): RawBuilder<string> => sql<string>`pg_snapsh
 export const priorityRank: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3 }
 
 /** Maps PostgreSQL's unique_violation (23505) to the driver-neutral UniqueViolation. */
-export function mapUniqueViolation(err: unknown): never {
+function mapUniqueViolation(err: unknown): never {
   const e = err as { code?: string; constraint_name?: string; constraint?: string; message?: string }
   if (e && e.code === '23505') {
     const name = e.constraint_name ?? e.constraint ?? /constraint "([^"]+)"/.exec(e.message ?? '')?.[1] ?? 'unknown'

@@ -3,16 +3,16 @@ import type { ColumnType, Generated, RawBuilder } from 'kysely'
 /** A timestamp the application writes (a Date or an ISO string) and may leave to its default. */
 export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
 /** Set once on insert (usually by the default), never updated. */
-export type CreatedAt = ColumnType<Date, Date | string | undefined, never>
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>
 /** jsonb columns are written through `json()` (see sql-helpers.ts), never as raw JS values. */
-export type Json<T> = ColumnType<T, RawBuilder<unknown>, RawBuilder<unknown>>
+type Json<T> = ColumnType<T, RawBuilder<unknown>, RawBuilder<unknown>>
 /** A jsonb column with a default: `json()` or nothing on insert. */
 type JsonWithDefault<T> = ColumnType<T, RawBuilder<unknown> | undefined, RawBuilder<unknown>>
 /** Counters that SQL adds to; never written as plain values by the application. */
 export type Counter = ColumnType<number, number | undefined, number | RawBuilder<unknown>>
 
 /** Which of a record's fields are not plain columns. */
-export interface TableSpec {
+interface TableSpec {
   /** Columns with a database default: optional on insert. */
   generated?: string
   /** jsonb columns. */

@@ -22,7 +22,7 @@ export function newSalt(): string {
  * A stable identifier of this host: the OS machine id where there is one, else the host name with
  * the first hardware address. It never leaves the process: only its salted hash does.
  */
-export function hostIdentifier(): string {
+function hostIdentifier(): string {
   for (const file of ['/etc/machine-id', '/var/lib/dbus/machine-id']) {
     try {
       const id = readFileSync(file, 'utf8').trim()

@@ -41,7 +41,7 @@ export async function pullSkills(r: Reporter, http: IngestHttp, apiKey: string):
  * The reference tower's skills may lack `hasFiles` and `updatedAt` (docs/ingest-protocol.md):
  * `hasFiles` is derived from `files`, `updatedAt` taken from the catalog entry (else now).
  */
-export function withSkillDefaults(body: unknown, descriptor?: { updatedAt: string }): unknown {
+function withSkillDefaults(body: unknown, descriptor?: { updatedAt: string }): unknown {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return body
   const skill = body as Record<string, unknown>
   const files = skill.files
@@ -50,7 +50,7 @@ export function withSkillDefaults(body: unknown, descriptor?: { updatedAt: strin
 }
 
 /** The catalog with defaults filled in; descriptors that still do not read are set aside to be reported. */
-export function readCatalog(body: unknown): { catalog: SkillCatalog; unreadable: Unreadable[] } | undefined {
+function readCatalog(body: unknown): { catalog: SkillCatalog; unreadable: Unreadable[] } | undefined {
   if (!body || typeof body !== 'object') return undefined
   const { catalogVersion, skills } = body as { catalogVersion?: unknown; skills?: unknown }
   if (!Number.isInteger(catalogVersion) || (catalogVersion as number) < 0 || !Array.isArray(skills)) return undefined

@@ -23,7 +23,7 @@ export interface EnrollmentRecord {
 }
 
 /** An Operator's connect or disconnect; applies while the configured URL is still `configuredUrl`. */
-export interface ControlRecord {
+interface ControlRecord {
   url: string | null
   mode: TowerMode
   configuredUrl: string | null
@@ -49,7 +49,7 @@ export interface RejectionRecord {
 }
 
 /** What was parked so the rest could flow: how many, and the latest. */
-export interface RejectionsRecord {
+interface RejectionsRecord {
   count: number
   last: RejectionRecord | null
 }
@@ -73,7 +73,7 @@ export interface TowerStateData {
   rejections?: RejectionsRecord
 }
 
-export type StateKey = keyof TowerStateData
+type StateKey = keyof TowerStateData
 
 /**
  * The client's state, mirrored from `storage.towerState` (a key/value table): read whole at each

@@ -141,7 +141,7 @@ export function padCursor(seq: string): string {
 }
 
 /** The outbox seq behind a padded cursor ('0' for none). */
-export function unpadCursor(cursor: string | null | undefined): string {
+function unpadCursor(cursor: string | null | undefined): string {
   if (!cursor) return '0'
   const s = cursor.replace(/^0+/, '')
   return s || '0'

@@ -14,7 +14,7 @@ export const browserSkip = existsSync(chromiumPath) ? null : `${chromiumPath} is
  * The package's folder in the repository. `npm test` runs a compiled mirror of src/ and test/ under
  * .test-build/, which holds no app/: the app is always built from the repository's own source.
  */
-export const packageRoot = fileURLToPath(new URL('../..', import.meta.url)).replace(`${sep}.test-build${sep}`, sep)
+const packageRoot = fileURLToPath(new URL('../..', import.meta.url)).replace(`${sep}.test-build${sep}`, sep)
 const require = createRequire(import.meta.url)
 
 /** Builds the app from its current source into a fresh folder (so a test never serves a stale build). */

@@ -56,7 +56,7 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
 }
 
 /** Bounds of an error body: a huge bad request must not make a huge answer (or log line). */
-export const errorBodyLimits = { details: 20, pathChars: 200, messageChars: 300, errorChars: 1000 }
+const errorBodyLimits = { details: 20, pathChars: 200, messageChars: 300, errorChars: 1000 }
 
 function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (truncated)`
@@ -66,7 +66,7 @@ function clip(text: string, max: number): string {
  * At most `details` entries, each path and message clipped, and the sentence clipped (validation
  * messages repeat the details). When entries were dropped, a last entry says how many.
  */
-export function capErrorBody<B extends { error: string; details?: ErrorDetail[] }>(body: B): B {
+function capErrorBody<B extends { error: string; details?: ErrorDetail[] }>(body: B): B {
   const { details, error } = body
   const capped: B = { ...body, error: clip(error, errorBodyLimits.errorChars) }
   if (details) {

@@ -7,10 +7,10 @@ import { SlawError } from '../errors.js'
  * service, validator or serializer recurses through a hostile document (5,000 levels used to end
  * in a RangeError and a 500). docs/configuration.md.
  */
-export const maxJsonDepth = 32
+const maxJsonDepth = 32
 
 /** The nesting depth of a parsed JSON value, without recursion; stops counting past `limit`. */
-export function jsonDepth(value: unknown, limit = Infinity): number {
+function jsonDepth(value: unknown, limit = Infinity): number {
   let deepest = 0
   const stack: Array<[unknown, number]> = [[value, 1]]
   while (stack.length) {

@@ -30,15 +30,15 @@ export interface MetricsOptions {
 }
 
 /** Default of `maxSquads`. */
-export const defaultMetricsMaxSquads = 50
+const defaultMetricsMaxSquads = 50
 /** A scrape waits this long for a storage or tower read, then goes without those figures. */
 const readTimeoutMs = 5_000
 
 /** Why a gate refused a wake, as `slaw_wakes_refused_total{reason}` names it (a bounded set). */
-export const wakeRefusalReasons = ['agent_paused', 'agent_terminated', 'squad_archived', 'not_enrolled', 'project_paused', 'budget', 'tower_limit', 'other'] as const
+const wakeRefusalReasons = ['agent_paused', 'agent_terminated', 'squad_archived', 'not_enrolled', 'project_paused', 'budget', 'tower_limit', 'other'] as const
 
 /** `slaw_wakes_queued_total{reason}`: the built-in causes; a manual wake's free-text reason counts as `manual`. */
-export const wakeReasons = ['assignment', 'mention', 'interaction', 'children_done', 'approval_decided', 'routine', 'manual', 'continuation'] as const satisfies readonly WakeReason[]
+const wakeReasons = ['assignment', 'mention', 'interaction', 'children_done', 'approval_decided', 'routine', 'manual', 'continuation'] as const satisfies readonly WakeReason[]
 
 function wakeReasonLabel(reason: string): (typeof wakeReasons)[number] {
   return (wakeReasons as readonly string[]).includes(reason) ? (reason as (typeof wakeReasons)[number]) : 'manual'

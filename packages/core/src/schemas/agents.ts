@@ -26,7 +26,7 @@ export const presentAgentPeer = (a: Agent) => ({ id: a.id, squadId: a.squadId, n
 
 export const AgentListItem = Type.Object(Type.Pick(AgentRecord, ['id', 'name', 'role', 'title', 'status', 'reportsToAgentId']).properties, { $id: 'AgentSummary', title: 'AgentSummary' })
 
-export const ChainLink = Type.Object(Type.Pick(AgentRecord, ['id', 'name', 'role']).properties, { $id: 'ChainLink', title: 'ChainLink' })
+const ChainLink = Type.Object(Type.Pick(AgentRecord, ['id', 'name', 'role']).properties, { $id: 'ChainLink', title: 'ChainLink' })
 export const AgentMe = Type.Object(
   {
     ...Type.Pick(AgentRecord, ['id', 'name', 'role', 'title', 'squadId', 'status']).properties,
@@ -36,7 +36,7 @@ export const AgentMe = Type.Object(
 )
 
 /** The adapter's settings (docs/heartbeats.md: adapterConfig); checked by the service and the adapter's validateConfig. */
-export const AdapterConfig = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 100 })
+const AdapterConfig = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 100 })
 
 export const CreateAgentBody = Type.Object(
   {

@@ -3,11 +3,11 @@ import { JobRecord, type Job } from '../records.js'
 import { Uuid, iso, isoOrNull } from './common.js'
 
 // The bundle format and the import plan live with the fleet area (services/fleet/bundle.ts).
-export { BundleAgent, BundleIssue, BundleSkill, ImportItemSchema, ImportPlanSchema, SquadBundle, bundleFormat, bundleVersion, collisionPolicies, exportParts } from '../services/fleet/bundle.js'
-export type { CollisionPolicy, ExportPart, ImportItem, ImportPlanView } from '../services/fleet/bundle.js'
+export { ImportPlanSchema, SquadBundle, exportParts } from '../services/fleet/bundle.js'
+export type { ExportPart } from '../services/fleet/bundle.js'
 import { collisionPolicies, exportParts, type ExportPart } from '../services/fleet/bundle.js'
 
-export const ExportPartSchema = Type.Union(exportParts.map((p) => Type.Literal(p)))
+const ExportPartSchema = Type.Union(exportParts.map((p) => Type.Literal(p)))
 const Include = Type.Array(ExportPartSchema, { minItems: 1, maxItems: exportParts.length, uniqueItems: true })
 
 export const StartExportBody = Type.Object({ include: Include }, { additionalProperties: false })

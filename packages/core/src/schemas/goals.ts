@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { GoalRecord, type Goal } from '../records.js'
 import { Nullable, iso } from './common.js'
 
-export const GoalStatus = GoalRecord.properties.status
+const GoalStatus = GoalRecord.properties.status
 
 export const GoalSchema = Type.Object(GoalRecord.properties, { $id: 'Goal', title: 'Goal' })
 

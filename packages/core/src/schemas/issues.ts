@@ -15,7 +15,7 @@ import {
 import type { IssueDetail } from '../services/work/issues.js'
 import { CommaList, Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
 
-export const IssueStatus = IssueRecord.properties.status
+const IssueStatus = IssueRecord.properties.status
 export const IssuePriority = IssueRecord.properties.priority
 
 export const IssueRefSchema = Type.Object(IssueRefRecord.properties, { $id: 'IssueRef', title: 'IssueRef' })

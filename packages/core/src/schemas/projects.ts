@@ -3,7 +3,7 @@ import { WorkspaceRecord, type Workspace } from '../contracts/governance.js'
 import { ProjectRecord, type Project } from '../records.js'
 import { Nullable, Uuid, iso, isoOrNull } from './common.js'
 
-export const PauseReason = ProjectRecord.properties.pauseReason
+const PauseReason = ProjectRecord.properties.pauseReason
 const ProjectStatus = Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z][a-z0-9_]*$' })
 const BudgetCents = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 }))
 

@@ -53,7 +53,7 @@ export const PublicFireResponse = Type.Object({
   run: Type.Object({ id: Uuid, status: Type.String(), issueId: Nullable(Uuid), linkedRunId: Nullable(Uuid), createdAt: Timestamp }),
 })
 
-export const fireUrl = (publicId: string): string => `/api/routine-triggers/public/${publicId}/fire`
+const fireUrl = (publicId: string): string => `/api/routine-triggers/public/${publicId}/fire`
 
 export const presentTrigger = (t: RoutineTrigger): Static<typeof RoutineTriggerSchema> => ({
   id: t.id,

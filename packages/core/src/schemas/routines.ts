@@ -21,7 +21,7 @@ const { status: RoutineStatus, concurrencyPolicy: ConcurrencyPolicy, catchUpPoli
 const VariableType = RoutineVariableRecord.properties.type
 
 /** A variable definition; the service checks the rules that span fields (options only on select, default of the right type). */
-export const RoutineVariableInput = Type.Object(
+const RoutineVariableInput = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64 }),
     label: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
@@ -100,7 +100,7 @@ export const ListQuery = Type.Object({
 
 export const RoutineWithTriggersSchema = Type.Object({ routine: RoutineSchema, triggers: Type.Array(RoutineTriggerSchema) })
 
-export const presentRoutine = (r: Routine): Static<typeof RoutineSchema> => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) })
+const presentRoutine = (r: Routine): Static<typeof RoutineSchema> => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) })
 export const presentRoutineListItem = (r: Routine): Static<typeof RoutineListItem> => ({
   id: r.id,
   title: r.title,

@@ -16,7 +16,7 @@ import type { Database, Row } from '../schema.js'
 import { now } from '../sql-helpers.js'
 
 /** The run record: its token and cost columns gathered into `usage` (int8 may come back as strings). */
-export const toRun = ({
+const toRun = ({
   inputTokens,
   outputTokens,
   costCents,

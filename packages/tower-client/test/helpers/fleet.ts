@@ -10,11 +10,11 @@ import { pooledPgliteStorage } from '../../../core/test/helpers/backends.js'
 import { createTower, type Tower, type TowerOptions } from '@slaw/tower'
 import { towerClient, type TowerClientOptions } from '@slaw/tower-client'
 
-export const operatorToken = 'slaw_op_fleet_test_operator_token_0123456789'
-export const adminKey = 'tower-admin-key-for-tests'
+const operatorToken = 'slaw_op_fleet_test_operator_token_0123456789'
+const adminKey = 'tower-admin-key-for-tests'
 
 /** Short cadences so a test sees several cycles in a second or two. */
-export const fast: TowerClientOptions = {
+const fast: TowerClientOptions = {
   heartbeatSec: 0.3,
   syncSec: 0.1,
   retryBaseMs: 50,

@@ -144,7 +144,7 @@ function parseRecord(shapes: Record<string, Shape>, raw: unknown, where: string)
   return out
 }
 
-export interface ReferenceSkill {
+interface ReferenceSkill {
   key: string
   name: string
   markdown: string

@@ -8,7 +8,7 @@ type CreatedAt = ColumnType<Date, never, never>
 type Timestamptz = ColumnType<Date, Date | string, Date | string>
 type DefaultNow = ColumnType<Date, Date | string | undefined, Date | string>
 
-export interface InstancesTable {
+interface InstancesTable {
   id: string
   machine_id: string
   instance_id: string
@@ -38,7 +38,7 @@ export interface InstancesTable {
   manifest_counts: Json<Record<string, number>> | null
 }
 
-export interface EnrollmentsTable {
+interface EnrollmentsTable {
   id: string
   instance_pk: string
   state: 'pending' | 'active' | 'rejected' | 'revoked'
@@ -51,7 +51,7 @@ export interface EnrollmentsTable {
   updated_at: DefaultNow
 }
 
-export interface EntitiesTable {
+interface EntitiesTable {
   instance_pk: string
   type: string
   local_id: string
@@ -61,7 +61,7 @@ export interface EntitiesTable {
   received_at: DefaultNow
 }
 
-export interface FactsTable {
+interface FactsTable {
   seq: ColumnType<number, never, never>
   instance_pk: string
   local_id: string
@@ -72,7 +72,7 @@ export interface FactsTable {
   received_at: DefaultNow
 }
 
-export interface DirectivesTable {
+interface DirectivesTable {
   id: ColumnType<number, never, never>
   instance_pk: string
   directive: Json<Record<string, unknown>>
@@ -80,7 +80,7 @@ export interface DirectivesTable {
   delivered_at: Timestamptz | null
 }
 
-export interface LimitsTable {
+interface LimitsTable {
   version: Big
   instance_pk: string | null
   spec: Json<Record<string, unknown>>
@@ -104,12 +104,12 @@ export interface SkillsTable {
   updated_at: DefaultNow
 }
 
-export interface CatalogTable {
+interface CatalogTable {
   id: number
   version: Big
 }
 
-export interface AutoApproveRulesTable {
+interface AutoApproveRulesTable {
   id: string
   kind: 'all' | 'hostname' | 'machine_ids'
   pattern: string | null
@@ -118,7 +118,7 @@ export interface AutoApproveRulesTable {
   created_at: CreatedAt
 }
 
-export interface ConsoleSessionsTable {
+interface ConsoleSessionsTable {
   token_hash: string
   created_at: CreatedAt
   expires_at: Date

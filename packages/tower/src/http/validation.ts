@@ -14,7 +14,7 @@ type Json = Record<string, unknown>
  * - a union of literals becomes an `enum`, so a wrong value gives one error naming the allowed values.
  * TypeBox's symbol keys are dropped on the way; Ajv never reads them.
  */
-export function toAjvSchema(schema: unknown): unknown {
+function toAjvSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(toAjvSchema)
   if (schema === null || typeof schema !== 'object') return schema
   const source = schema as Json

@@ -10,7 +10,7 @@ import { errorResponses } from '../schemas/common.js'
 import { fleetCss, fleetJs } from './fleet-page-assets.js'
 
 /** The fleet page's session cookie; its own name, so an instance's console on the same host keeps its own. */
-export const towerSessionCookie = 'slaw_tower_session'
+const towerSessionCookie = 'slaw_tower_session'
 
 /** Headers of every page: nothing but this origin, no inline script or style, never framed. */
 const pageHeaders = {

@@ -20,7 +20,7 @@ export type AutoApproveRuleInput =
 
 export type AutoApproveRule = AutoApproveRuleInput & { id: string; source: 'config' | 'admin'; createdAt: string | null }
 
-export function globToRegExp(glob: string): RegExp {
+function globToRegExp(glob: string): RegExp {
   const body = glob
     .replace(/[.+^${}()|[\]\\]/g, '\\$&')
     .replace(/\*/g, '.*')
@@ -28,7 +28,7 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${body}$`, 'i')
 }
 
-export function ruleMatches(rule: AutoApproveRuleInput, instance: Pick<InstanceIdentity, 'hostname' | 'machineId'>): boolean {
+function ruleMatches(rule: AutoApproveRuleInput, instance: Pick<InstanceIdentity, 'hostname' | 'machineId'>): boolean {
   switch (rule.kind) {
     case 'all':
       return true

@@ -256,7 +256,6 @@ export function enrollments(db: TowerDb, rules: AutoApproveRules, options: Enrol
       ])
   }
 }
-export type Enrollments = ReturnType<typeof enrollments>
 
 async function lockEnrollment(trx: Transaction<TowerDatabase>, enrollmentId: string) {
   const row = isUuid(enrollmentId) ? await trx.selectFrom('tower_enrollments').select(['id', 'state', 'instance_pk']).where('id', '=', enrollmentId).forUpdate().executeTakeFirst() : undefined

@@ -163,4 +163,3 @@ export function fleet(db: TowerDb) {
     },
   }
 }
-export type Fleet = ReturnType<typeof fleet>

@@ -222,4 +222,3 @@ export function ingest(db: TowerDb, directives: Directives, clock: () => Date = 
     },
   }
 }
-export type Ingest = ReturnType<typeof ingest>

@@ -50,7 +50,6 @@ export function limits(db: TowerDb) {
     },
   }
 }
-export type Limits = ReturnType<typeof limits>
 
 export function toSpec(row: { version: number | string; spec: unknown }): LimitSpec {
   return { ...(row.spec as Omit<LimitSpec, 'version'>), version: Number(row.version) }

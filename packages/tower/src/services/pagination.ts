@@ -1,8 +1,8 @@
 import { invalidPayload } from '../errors.js'
 
 /** Admin lists: `limit` (default 100, at most 500) and an opaque keyset `cursor` from the previous page. */
-export const DEFAULT_PAGE_SIZE = 100
-export const MAX_PAGE_SIZE = 500
+const DEFAULT_PAGE_SIZE = 100
+const MAX_PAGE_SIZE = 500
 
 export interface PageQuery {
   limit?: number | undefined
@@ -18,7 +18,7 @@ export function pageSize(query: PageQuery): number {
   return Math.min(Math.max(query.limit ?? DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE)
 }
 
-export function encodeCursor(values: Array<string | number>): string {
+function encodeCursor(values: Array<string | number>): string {
   return Buffer.from(JSON.stringify(values)).toString('base64url')
 }
 

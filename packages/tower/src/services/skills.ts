@@ -166,4 +166,3 @@ export function skills(db: TowerDb) {
     },
   }
 }
-export type Skills = ReturnType<typeof skills>

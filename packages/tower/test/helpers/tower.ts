@@ -50,7 +50,7 @@ export interface Harness {
   enrolled(overrides?: Partial<Identity>): Promise<{ apiKey: string; enrollmentId: string; instancePk: string; identity: Identity }>
 }
 
-export interface Reply {
+interface Reply {
   status: number
   headers: Headers
   body: any

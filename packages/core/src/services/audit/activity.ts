@@ -8,7 +8,7 @@ import type { SquadService } from '../org/squads.js'
 import { inSquad } from '../foundation/same-squad.js'
 
 /** The activity list's server maximum (default 100, clamped to 500; docs/governance.md). */
-export const activityLimitMax = 500
+const activityLimitMax = 500
 
 export class ActivityService {
   constructor(

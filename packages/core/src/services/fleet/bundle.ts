@@ -105,7 +105,7 @@ export type CollisionPolicy = (typeof collisionPolicies)[number]
  * value it gets in this squad when that differs or is only known after apply; `id` appears in apply
  * results only.
  */
-export const ImportItemSchema = Type.Object({
+const ImportItemSchema = Type.Object({
   type: Type.Union([Type.Literal('agent'), Type.Literal('issue'), Type.Literal('skill')]),
   name: Type.Optional(Type.String()),
   identifier: Type.Optional(Type.String()),

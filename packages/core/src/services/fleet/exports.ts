@@ -9,7 +9,7 @@ import { recordActivity } from '../audit/activity-recorder.js'
 import type { SquadService } from '../org/squads.js'
 
 /** The job kind export jobs are stored under; the JobRunner hands them to `ExportService.runJob`. */
-export const exportJobKind = 'squad_export'
+const exportJobKind = 'squad_export'
 
 export interface ExportPreviewResult {
   include: ExportPart[]

@@ -386,7 +386,7 @@ function skillProblem(skill: BundleSkill): string | undefined {
 }
 
 /** `true` for paths the import reads from disk; everything else must be a GitHub reference. */
-export function isLocalPath(source: string): boolean {
+function isLocalPath(source: string): boolean {
   return isAbsolute(source) || /^\.{1,2}([\\/]|$)/.test(source) || /^[A-Za-z]:[\\/]/.test(source)
 }
 

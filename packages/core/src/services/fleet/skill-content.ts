@@ -53,14 +53,14 @@ export function skillContentHash(markdown: string, files: readonly SkillFileEntr
   return h.digest('hex')
 }
 
-export function decodeSkillFile(f: SkillFileEntry): Buffer {
+function decodeSkillFile(f: SkillFileEntry): Buffer {
   return f.encoding === 'base64' ? Buffer.from(f.content, 'base64') : Buffer.from(f.content, 'utf8')
 }
 
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/
 
 /** Canonical base64 only: right alphabet, padding, and no stray bits (it must re-encode to itself). */
-export function isCanonicalBase64(s: string): boolean {
+function isCanonicalBase64(s: string): boolean {
   if (s.length % 4 !== 0 || !base64Pattern.test(s)) return false
   return Buffer.from(s, 'base64').toString('base64') === s
 }
@@ -69,7 +69,7 @@ export function isCanonicalBase64(s: string): boolean {
 const controlChars = /[\u0000-\u001f\u007f]/
 
 /** Why `path` is not a safe relative file path, or undefined when it is. */
-export function filePathProblem(path: string): string | undefined {
+function filePathProblem(path: string): string | undefined {
   if (!path) return 'must not be empty'
   if (path.length > skillLimits.pathLength) return `must be at most ${skillLimits.pathLength} characters`
   if (controlChars.test(path)) return 'must not contain control characters'

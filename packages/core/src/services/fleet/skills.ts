@@ -15,7 +15,6 @@ import { skillContentHash, skillContentProblems, skillKeyPattern, skillLimits, t
 import { confineSkillSource, readSkillSource, type SkillImportOptions } from './skill-sources.js'
 import type { SquadService } from '../org/squads.js'
 
-export type { FullCatalogSkill }
 export type { SkillImportOptions }
 /**
  * Fetches one catalog skill with its content (GET /skills/{key}). Resolve to null or undefined when
@@ -48,13 +47,13 @@ export interface ImportSkillInput {
 }
 
 /** Trust level of skills written or imported locally unless the request names one. */
-export const defaultTrustLevel = 'local'
+const defaultTrustLevel = 'local'
 
 /** `sourceType` a deleted skill's last `squad_skill` upsert carries: the tower's tombstone. */
-export const deletedSourceType = 'deleted'
+const deletedSourceType = 'deleted'
 
 /** The upsert a squad skill sends to the tower (docs/ingest-protocol.md); never its content. */
-export function squadSkillUpsert(s: SquadSkill | SquadSkillSummary, deletedAt?: Date) {
+function squadSkillUpsert(s: SquadSkill | SquadSkillSummary, deletedAt?: Date) {
   return {
     kind: 'upsert' as const,
     entityType: 'squad_skill',

@@ -226,7 +226,7 @@ export class AuthService {
 }
 
 /** 429 for an address past its failed-authentication limit; `retryAfterSec` becomes Retry-After. */
-export class AuthRateLimitedError extends SlawError {
+class AuthRateLimitedError extends SlawError {
   constructor(readonly retryAfterSec: number) {
     super('rate_limited', `Too many failed authentications from this address; retry in ${retryAfterSec} s.`)
   }

@@ -5,7 +5,7 @@ import type { ServiceContext } from './context.js'
 import { hashToken, newToken, uuidv7 } from './ids.js'
 
 /** How long a console session lasts unless configured (`consoleSessionHours`, SVC_CONSOLE_SESSION_HOURS). */
-export const defaultConsoleSessionHours = 12
+const defaultConsoleSessionHours = 12
 
 /** A cookie token: `slaw_cs_` and 43 base64url characters (256 random bits). */
 const sessionToken = /^slaw_cs_[A-Za-z0-9_-]{43}$/

@@ -3,7 +3,7 @@ import type { Storage } from '../../contracts/storage.js'
 import type { TowerClient } from '../../contracts/tower-client.js'
 import type { JobRunner } from '../runs/jobs.js'
 
-export interface PartHealth {
+interface PartHealth {
   status: 'ok' | 'degraded'
   /** Why a part is degraded (or, for `jobs` and `tower`, what it is doing); never a secret. */
   reason?: string

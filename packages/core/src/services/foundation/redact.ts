@@ -28,7 +28,7 @@ const knownTokenFormats = [
 ]
 const knownTokens = new RegExp(`\\b(${knownTokenFormats.map((f) => f.source).join('|')})`, 'g')
 
-export const REDACTED = '[REDACTED]'
+const REDACTED = '[REDACTED]'
 
 export function redactString(value: string): string {
   return value.replace(privateKeyBlock, REDACTED).replace(bearerLike, `$1${REDACTED}`).replace(jwtLike, REDACTED).replace(knownTokens, REDACTED)

@@ -14,7 +14,7 @@ import type { SquadService } from '../org/squads.js'
 import { inSquad } from '../foundation/same-squad.js'
 
 /** The payload of a `request_board_approval`. */
-export interface BoardPayload {
+interface BoardPayload {
   title: string
   summary: string
   recommendedAction?: string | null

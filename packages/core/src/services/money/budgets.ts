@@ -13,7 +13,7 @@ import type { SquadService } from '../org/squads.js'
 import { uuidv7 } from '../foundation/ids.js'
 
 /** The warning threshold, in percent of a limit; the hard threshold is the limit itself. */
-export const softThresholdPercent = 80
+const softThresholdPercent = 80
 
 /** One budget: a limit on one metric of one scope over one period, and how much of it is used. */
 export interface BudgetLine {
@@ -27,11 +27,11 @@ export interface BudgetLine {
   used: number
 }
 
-export function thresholdOf(level: BudgetLevel, limit: number): number {
+function thresholdOf(level: BudgetLevel, limit: number): number {
   return level === 'hard' ? limit : Math.ceil((limit * softThresholdPercent) / 100)
 }
 
-export function reached(level: BudgetLevel, line: Pick<BudgetLine, 'limit' | 'used'>): boolean {
+function reached(level: BudgetLevel, line: Pick<BudgetLine, 'limit' | 'used'>): boolean {
   return line.limit !== null && line.used >= thresholdOf(level, line.limit)
 }
 
@@ -459,7 +459,7 @@ export class BudgetService {
   }
 }
 
-export function squadView(squad: Squad, tokens: number | null, spent: CostTotals): SquadBudgetView {
+function squadView(squad: Squad, tokens: number | null, spent: CostTotals): SquadBudgetView {
   return {
     budgetMonthlyCents: squad.budgetMonthlyCents,
     spentMonthlyCents: spent.costCents,
@@ -471,7 +471,7 @@ export function squadView(squad: Squad, tokens: number | null, spent: CostTotals
   }
 }
 
-export function agentView(agent: Agent, tokens: number | null, spent: CostTotals): AgentBudgetView {
+function agentView(agent: Agent, tokens: number | null, spent: CostTotals): AgentBudgetView {
   return {
     agentId: agent.id,
     name: agent.name,

@@ -4,9 +4,9 @@ import { lifetime, monthPeriod, percentOf, utcDay } from './periods-and-models.j
 import type { SquadService } from '../org/squads.js'
 
 /** Days of run activity on the dashboard, today (UTC) included. */
-export const runActivityDays = 14
+const runActivityDays = 14
 
-export interface RunActivityDay {
+interface RunActivityDay {
   date: string
   succeeded: number
   failed: number

@@ -309,7 +309,7 @@ export class AgentService {
  * A repo-relative path: not absolute (POSIX, Windows drive, UNC or home), no `..` segment, no NUL.
  * Returns it trimmed.
  */
-export function repoRelativePath(input: string): string {
+function repoRelativePath(input: string): string {
   const path = input.trim()
   const posix = path.replace(/\\/g, '/')
   const bad = !path || posix.startsWith('/') || posix.startsWith('~') || /^[a-z]:/i.test(posix) || path.includes('\0') || posix.split('/').includes('..')

@@ -9,7 +9,7 @@ import { checkName } from '../foundation/names.js'
 
 const slugPattern = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
-export function slugify(name: string): string {
+function slugify(name: string): string {
   const s = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -25,7 +25,7 @@ export function slugify(name: string): string {
  * Issue identifier prefixes: up to 4 uppercase letters from the slug (docs/issues.md), unique across
  * the instance so an identifier alone names one issue. Candidates in order of preference.
  */
-export function prefixCandidates(slug: string): string[] {
+function prefixCandidates(slug: string): string[] {
   const letters = slug.replace(/[^a-z]/gi, '').toUpperCase() || 'SQ'
   const base = letters.slice(0, 4)
   const out = [base]

@@ -12,7 +12,7 @@ export const missedRunCap = 25
 /** A due-time scan stops after this many steps (a minutely schedule stopped for ~70 days). */
 const maxScan = 100_000
 
-export function assertTimezone(timezone: string, path = '/timezone'): void {
+function assertTimezone(timezone: string, path = '/timezone'): void {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone })
   } catch {

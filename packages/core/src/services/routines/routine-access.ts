@@ -25,7 +25,7 @@ export interface RoutineLimits {
 
 export const defaultRoutineLimits: Required<RoutineLimits> = { maxAgentRoutinesPerSquad: 20, minAgentScheduleIntervalSec: 300 }
 
-export function hasSecretRef(env: Record<string, EnvBinding>): boolean {
+function hasSecretRef(env: Record<string, EnvBinding>): boolean {
   return Object.values(env).some((b) => typeof b === 'object' && b !== null && b.type === 'secret_ref')
 }
 

@@ -32,7 +32,6 @@ import { RoutineFiring, type PublicFireInput, type RunRoutineInput } from './fir
 import type { SquadService } from '../org/squads.js'
 import { inSquad } from '../foundation/same-squad.js'
 
-export { maxRoutineTitle } from './variables.js'
 export type { PublicFireInput, RunRoutineInput } from './firing.js'
 const maxTriggersPerRoutine = 50
 const maxEnvBindings = 100
@@ -537,7 +536,7 @@ function revisionActor(actor: Actor): { actorType: string; actorId: string } {
   return { actorType: cols.actorType, actorId: cols.actorId }
 }
 
-export function contentOf(r: Routine): RoutineContent {
+function contentOf(r: Routine): RoutineContent {
   return {
     title: r.title,
     description: r.description,

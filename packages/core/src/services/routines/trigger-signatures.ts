@@ -14,16 +14,16 @@ import type { MasterKey } from '../secrets/master-key.js'
  * - `none`: nothing is checked; the unguessable publicId is the only protection.
  * HMAC secrets are kept as MasterKey envelopes because every check needs the secret itself.
  */
-export const timestampHeader = 'x-slaw-timestamp'
-export const signatureHeader = 'x-slaw-signature'
-export const vcsSignatureHeader = 'x-hub-signature-256'
+const timestampHeader = 'x-slaw-timestamp'
+const signatureHeader = 'x-slaw-signature'
+const vcsSignatureHeader = 'x-hub-signature-256'
 
 export const newTriggerSecret = (): string => `slaw_wh_${randomBytes(32).toString('base64url')}`
 /** 192 random bits: the public URL names the trigger without making it guessable. */
 export const newPublicId = (): string => `rtp_${randomBytes(24).toString('base64url')}`
 
 /** Binds a trigger's encrypted secret to that trigger: an envelope copied to another row does not decrypt. */
-export const triggerSecretAad = (triggerId: string): string => `routine_trigger:${triggerId}`
+const triggerSecretAad = (triggerId: string): string => `routine_trigger:${triggerId}`
 
 export function storedSecret(mode: SigningMode, triggerId: string, secret: string, masterKey: MasterKey): { secretHash: string | null; secretCiphertext: string | null } {
   if (mode === 'bearer') return { secretHash: hashToken(secret), secretCiphertext: null }
@@ -31,12 +31,12 @@ export function storedSecret(mode: SigningMode, triggerId: string, secret: strin
   return { secretHash: null, secretCiphertext: null }
 }
 
-export function hmacHex(secret: string, data: Buffer | string): string {
+function hmacHex(secret: string, data: Buffer | string): string {
   return createHmac('sha256', secret).update(data).digest('hex')
 }
 
 /** Constant-time comparison of two strings (different lengths compare unequal without a timing hint about content). */
-export function safeEqual(a: string, b: string): boolean {
+function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a)
   const y = Buffer.from(b)
   if (x.length !== y.length) {

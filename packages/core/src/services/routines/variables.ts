@@ -2,8 +2,8 @@ import { SlawError, type ErrorDetail } from '../../errors.js'
 import type { RoutineVariable, RoutineVariableType } from '../../contracts/routines.js'
 
 export type VariableValue = string | number | boolean
-export const variableNamePattern = /^[A-Za-z][A-Za-z0-9_]*$/
-export const maxVariables = 50
+const variableNamePattern = /^[A-Za-z][A-Za-z0-9_]*$/
+const maxVariables = 50
 /** A routine's title, before and after substituting its variables. */
 export const maxRoutineTitle = 200
 /** A `text` value is one line (it usually lands in a title); `textarea` may hold a body. */

@@ -18,7 +18,7 @@ import { envNamePattern } from '../secrets/binding-usage.js'
  * them again here holds the rule for data written before it existed, or by another path.
  */
 
-export type EnvSource = 'wake' | 'agent_config' | 'routine_operator' | 'routine_agent'
+type EnvSource = 'wake' | 'agent_config' | 'routine_operator' | 'routine_agent'
 
 /** Higher wins: a less trusted source never overrides a more trusted one. */
 const trust: Record<EnvSource, number> = { wake: 4, agent_config: 3, routine_operator: 2, routine_agent: 1 }

@@ -64,21 +64,21 @@ export interface RunOutputEvent extends AdapterOutputChunk {
   squadId: string
 }
 
-export const defaultTimeoutSec = 600
-export const defaultGraceSec = 15
+const defaultTimeoutSec = 600
+const defaultGraceSec = 15
 /** A run over a cap looks again after this long, or as soon as any run ends. */
 const overCapRetryMs = 30_000
 export const runDeadlineJob = 'heartbeat_deadline'
 export const runRetentionJob = 'heartbeat_retention'
 
 /** An agent's run timing from its adapterConfig (timeoutSec 600, graceSec 15 by default; docs/adapters.md). */
-export function runTiming(config: Record<string, unknown>): { timeoutSec: number; graceSec: number } {
+function runTiming(config: Record<string, unknown>): { timeoutSec: number; graceSec: number } {
   const pick = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : d)
   return { timeoutSec: pick(config.timeoutSec, defaultTimeoutSec), graceSec: pick(config.graceSec, defaultGraceSec) }
 }
 
 /** The actor of an agent acting inside its run (activity and costs carry the run id). */
-export function runActor(run: Pick<HeartbeatRun, 'id' | 'agentId' | 'squadId'>): Actor {
+function runActor(run: Pick<HeartbeatRun, 'id' | 'agentId' | 'squadId'>): Actor {
   return { type: 'agent', agentId: run.agentId, squadId: run.squadId, keyId: `run:${run.id}`, runId: run.id }
 }
 
@@ -603,7 +603,7 @@ function operatorChoseAssignee(r: RoutineRunEnv, agentId: string): boolean {
 }
 
 /** The wake variables (docs/heartbeats.md: the wake environment): only those with a value are set. */
-export function wakeVariables(run: HeartbeatRun, token: string, apiUrl: string | undefined): Record<string, string> {
+function wakeVariables(run: HeartbeatRun, token: string, apiUrl: string | undefined): Record<string, string> {
   const vars: Record<string, string> = {
     SVC_API_KEY: token,
     SVC_AGENT_ID: run.agentId,

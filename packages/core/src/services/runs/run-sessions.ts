@@ -11,7 +11,7 @@ import type { Agent, HeartbeatRun, Issue } from '../../records.js'
  *
  * runtimeState.sessions: { [key]: { sessionId, adapterType, cwd, model, runId, savedAt } }
  */
-export interface SessionScope {
+interface SessionScope {
   key: string
   adapterType: string
   cwd: string | null
@@ -27,7 +27,7 @@ interface SavedSession {
   savedAt: string
 }
 
-export function sessionScope(agent: Pick<Agent, 'id' | 'adapterType' | 'adapterConfig'>): SessionScope {
+function sessionScope(agent: Pick<Agent, 'id' | 'adapterType' | 'adapterConfig'>): SessionScope {
   const cwd = typeof agent.adapterConfig.cwd === 'string' ? agent.adapterConfig.cwd : null
   const model = typeof agent.adapterConfig.model === 'string' && agent.adapterConfig.model ? agent.adapterConfig.model : null
   const key = createHash('sha256')

@@ -30,7 +30,7 @@ export async function wakeOnAssignment(tx: StorageSession, actor: Actor, issue: 
  * name with spaces, matched case-insensitively against the squad's agents. The author is not
  * woken by its own mention; terminated agents never are.
  */
-export function mentionedNames(body: string): string[] {
+function mentionedNames(body: string): string[] {
   const names = new Set<string>()
   const pattern = /@\[([^\]\n]{1,100})\]|(?<![\w@])@([A-Za-z0-9][\w.-]{0,99})/g
   for (const m of body.matchAll(pattern)) {

@@ -80,7 +80,7 @@ export interface RemoteImportResult {
 }
 
 /** Access events a page holds unless asked otherwise, and at most. */
-export const accessEventsLimit = { default: 100, max: 500 }
+const accessEventsLimit = { default: 100, max: 500 }
 
 const keyTaken = (key: string) => new SlawError('secret_key_taken', `Another secret of this squad already has the key "${key}".`)
 

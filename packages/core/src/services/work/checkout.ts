@@ -16,7 +16,7 @@ import type { SquadService } from '../org/squads.js'
  */
 
 /** Statuses a checkout accepts when the caller gives no `expectedStatuses` (docs/issues.md). */
-export const defaultCheckoutStatuses: IssueStatus[] = ['todo', 'backlog', 'blocked', 'in_review']
+const defaultCheckoutStatuses: IssueStatus[] = ['todo', 'backlog', 'blocked', 'in_review']
 const checkoutLockTtlMs = 10_000
 
 export interface CheckoutInput {

@@ -11,8 +11,8 @@ import type { SquadService } from '../org/squads.js'
 import { wakeOnAssignment, wakeOnChildrenDone, wakeOnMentions, type AssignmentWake } from '../runs/wake-causes.js'
 import { inSquad } from '../foundation/same-squad.js'
 
-export { defaultCheckoutStatuses, type CheckoutGuard, type CheckoutInput } from './checkout.js'
-export const defaultInboxStatuses: IssueStatus[] = ['todo', 'in_progress', 'in_review', 'blocked']
+export type { CheckoutGuard, CheckoutInput } from './checkout.js'
+const defaultInboxStatuses: IssueStatus[] = ['todo', 'in_progress', 'in_review', 'blocked']
 /** A checked create, before numbering gives it its number and identifier. */
 type NewCreatedIssue = Omit<NewIssue, 'number' | 'identifier'>
 

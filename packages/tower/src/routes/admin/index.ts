@@ -20,10 +20,10 @@ export interface AdminRoutesOptions {
   sessions: ConsoleSessions
 }
 
-export type AdminPlugin = (services: TowerServices) => FastifyPluginAsync
+type AdminPlugin = (services: TowerServices) => FastifyPluginAsync
 
 /** Every admin route plugin, in registration order. */
-export const adminPlugins: AdminPlugin[] = [instanceRoutes, enrollmentRoutes, ruleRoutes, skillRoutes, limitRoutes, directiveRoutes, syncedRoutes]
+const adminPlugins: AdminPlugin[] = [instanceRoutes, enrollmentRoutes, ruleRoutes, skillRoutes, limitRoutes, directiveRoutes, syncedRoutes]
 
 /**
  * The admin API under `/api/admin`: `Authorization: Bearer <adminKey>`, compared in constant time,
