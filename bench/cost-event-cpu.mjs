@@ -10,7 +10,7 @@
 // `slaw_cpureq` is made). --smoke: 50 warm-up and 300 measured requests; its database dropped.
 import autocannon from 'autocannon'
 import { readFileSync } from 'node:fs'
-import { api, freshDb, dropFreshDbs, freePort, operatorKey, smoke, startSlaw } from './lib.mjs'
+import { costEventLoad, freshDb, dropFreshDbs, freePort, smoke, startSlaw } from './lib.mjs'
 const cpu = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
   return (Number(f[11]) + Number(f[12])) * 10
@@ -18,16 +18,7 @@ const cpu = (pid) => {
 const url = await freshDb('slaw_cpureq')
 const server = await startSlaw({ port: await freePort(), env: { DATABASE_URL: url } })
 try {
-  const op = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }
-  const { squad } = await api(server.base, 'POST', '/api/squads', { name: 'Tail' })
-  const { agent } = await api(server.base, 'POST', `/api/squads/${squad.id}/agents`, { name: 'tail', role: 'engineer', adapterType: 'process' })
-  const load = {
-    url: `${server.base}/api/squads/${squad.id}/cost-events`,
-    method: 'POST',
-    headers: op,
-    body: JSON.stringify({ agentId: agent.id, model: 'claude-sonnet-4-5', inputTokens: 1200, cachedInputTokens: 0, outputTokens: 300, costCents: 2 }),
-    connections: 4,
-  }
+  const load = await costEventLoad(server.base, 4)
   const measured = smoke ? 300 : 15000
   await autocannon({ ...load, amount: smoke ? 50 : 4000 })
   const c0 = cpu(server.child.pid)

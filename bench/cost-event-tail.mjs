@@ -8,23 +8,15 @@
 // Needs the built CLI and a PostgreSQL where BENCH_PG_URL's user may create databases (a fresh
 // `slaw_tail` is made). --smoke: 2 connections, 1 s after a 1 s warm-up; its database dropped.
 import autocannon from 'autocannon'
-import { api, freshDb, dropFreshDbs, freePort, operatorKey, smoke, startSlaw } from './lib.mjs'
+import { costEventLoad, freshDb, dropFreshDbs, freePort, operatorKey, smoke, startSlaw } from './lib.mjs'
 
 const connections = smoke ? 2 : Number(process.env.TAIL_CONNECTIONS ?? 4)
 const duration = smoke ? 1 : Number(process.env.TAIL_SECONDS ?? 10)
 const url = await freshDb('slaw_tail')
 const server = await startSlaw({ port: await freePort(), env: { DATABASE_URL: url, ...(process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS } : {}) } })
 try {
-  const op = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }
-  const { squad } = await api(server.base, 'POST', '/api/squads', { name: 'Tail' })
-  const { agent } = await api(server.base, 'POST', `/api/squads/${squad.id}/agents`, { name: 'tail', role: 'engineer', adapterType: 'process' })
-  const load = {
-    url: `${server.base}/api/squads/${squad.id}/cost-events`,
-    method: 'POST',
-    headers: op,
-    body: JSON.stringify({ agentId: agent.id, model: 'claude-sonnet-4-5', inputTokens: 1200, cachedInputTokens: 0, outputTokens: 300, costCents: 2 }),
-    connections,
-  }
+  const op = { authorization: `Bearer ${operatorKey}` }
+  const load = await costEventLoad(server.base, connections)
   await autocannon({ ...load, duration: smoke ? 1 : 3 })
   const scrape = async () => {
     const text = await (await fetch(`${server.base}/metrics`, { headers: op })).text()

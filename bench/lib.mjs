@@ -220,3 +220,19 @@ export async function checkoutVsPgbench({ base, sql, url, clients, count, durati
   })
   return { checkout, pgbench: pgbench(url, 'checkout.sql', { squad: squad.id, count }, { clients, duration }) }
 }
+
+/**
+ * A squad with one agent (no budget) on the server at `base`, and the autocannon options that POST
+ * that agent's cost events from `connections` connections.
+ */
+export async function costEventLoad(base, connections) {
+  const { squad } = await api(base, 'POST', '/api/squads', { name: 'Tail' })
+  const { agent } = await api(base, 'POST', `/api/squads/${squad.id}/agents`, { name: 'tail', role: 'engineer', adapterType: 'process' })
+  return {
+    url: `${base}/api/squads/${squad.id}/cost-events`,
+    method: 'POST',
+    headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agentId: agent.id, model: 'claude-sonnet-4-5', inputTokens: 1200, cachedInputTokens: 0, outputTokens: 300, costCents: 2 }),
+    connections,
+  }
+}
