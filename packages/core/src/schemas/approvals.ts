@@ -3,13 +3,12 @@ import { ApprovalCommentRecord, ApprovalRecord, approvalStatuses, type Approval,
 import { CommaList, Nullable, Uuid, iso, isoOrNull } from './common.js'
 import { isPrivileged, type Actor } from '../services/foundation/actor.js'
 
-export const ApprovalStatus = ApprovalRecord.properties.status
-export const ApprovalType = ApprovalRecord.properties.type
+const ApprovalStatus = ApprovalRecord.properties.status
 
 export const ApprovalSchema = Type.Object(ApprovalRecord.properties, { $id: 'Approval', title: 'Approval' })
 export const ApprovalDetailSchema = Type.Object({ ...ApprovalRecord.properties, issueIds: Type.Array(Uuid) }, { $id: 'ApprovalDetail', title: 'ApprovalDetail' })
 
-export const BoardPayload = Type.Object(
+const BoardPayload = Type.Object(
   {
     title: Type.String({ minLength: 1, maxLength: 500 }),
     summary: Type.String({ minLength: 1, maxLength: 20_000 }),

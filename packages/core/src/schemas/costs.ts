@@ -7,7 +7,7 @@ import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
 /** Cents and tokens per event: non-negative integers, capped far above any real bill. */
 const Amount = Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 })
 const Limit = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000_000 }))
-export const BillingType = CostEventRecord.properties.billingType
+const BillingType = CostEventRecord.properties.billingType
 
 export const CostEventSchema = Type.Object(CostEventRecord.properties, { $id: 'CostEvent', title: 'CostEvent' })
 
@@ -105,7 +105,7 @@ export const AgentBudgetSchema = Type.Object(
   },
   { $id: 'AgentBudget', title: 'AgentBudget' },
 )
-export const ProjectBudgetSchema = Type.Object(
+const ProjectBudgetSchema = Type.Object(
   {
     projectId: Uuid,
     name: Type.String(),
@@ -162,7 +162,7 @@ export const QuotaWindowSchema = Type.Object(
 export const presentCostEvent = (e: CostEvent): Static<typeof CostEventSchema> => ({ ...e, occurredAt: iso(e.occurredAt), createdAt: iso(e.createdAt) })
 export const presentCostSummary = (s: CostSummary) => ({ ...s, periodStart: iso(s.periodStart), periodEnd: iso(s.periodEnd) })
 export const presentSpendWindow = (w: SpendWindow) => ({ ...w, startsAt: iso(w.startsAt), endsAt: iso(w.endsAt) })
-export const presentIncident = (i: BudgetIncident): Static<typeof IncidentSchema> => ({
+const presentIncident = (i: BudgetIncident): Static<typeof IncidentSchema> => ({
   id: i.id,
   scopeType: i.scopeType,
   scopeId: i.scopeId,
@@ -173,7 +173,7 @@ export const presentIncident = (i: BudgetIncident): Static<typeof IncidentSchema
   observedAmount: i.observedAmount,
   createdAt: iso(i.createdAt),
 })
-export const presentProjectBudget = (p: ProjectBudgetView) => ({ ...p, pausedAt: isoOrNull(p.pausedAt) })
+const presentProjectBudget = (p: ProjectBudgetView) => ({ ...p, pausedAt: isoOrNull(p.pausedAt) })
 export const presentOverview = (o: BudgetOverview) => ({
   ...o,
   periodStart: iso(o.periodStart),

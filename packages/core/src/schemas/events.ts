@@ -88,13 +88,13 @@ const dataOf: Record<(typeof squadEventTypes)[number], ReturnType<typeof Type.Ob
 }
 
 /** One message of the stream: `event:` is its `type`, `data:` this JSON, `id:` its `id`. */
-export const SquadEventSchema = Type.Union(
+const SquadEventSchema = Type.Union(
   squadEventTypes.map((type) => Type.Object({ type: Type.Literal(type), ...envelope, data: dataOf[type] })),
   { $id: 'SquadEvent', title: 'SquadEvent' },
 )
 
 /** Sent instead of a gap: the Last-Event-ID is older than the retention (or unknown); refetch state, then follow. */
-export const ResyncEventSchema = Type.Object(
+const ResyncEventSchema = Type.Object(
   {
     type: Type.Literal('resync'),
     reason: Type.Union([Type.Literal('too_old'), Type.Literal('unknown_event')]),
@@ -105,7 +105,7 @@ export const ResyncEventSchema = Type.Object(
 )
 
 /** The last message of a stream the server ends (a slow consumer, storage trouble): resume after `lastEventId`. */
-export const CutoffEventSchema = Type.Object(
+const CutoffEventSchema = Type.Object(
   {
     type: Type.Literal('cutoff'),
     reason: Type.Union([Type.Literal('slow_consumer'), Type.Literal('unavailable'), Type.Literal('unauthorized')]),

@@ -1,11 +1,9 @@
-import { createSlawClient, type ApiError, type operations, type Schemas, type SlawClient } from '@slaw/client'
+import { createSlawClient, type ApiError, type operations, type SlawClient } from '@slaw/client'
 
 type Ok<Op extends keyof operations> = operations[Op]['responses'] extends { 200: { content: { 'application/json': infer B } } } ? B : never
 
 /** An adapter's environment check (`POST /api/agents/{id}/check-environment`). */
 export type EnvironmentCheck = Ok<'checkAgentEnvironment'> extends { environment: infer E } ? E : never
-/** A run's kept live output (`GET /api/heartbeat-runs/{runId}/output`). */
-export type RunOutput = Schemas['RunOutput']
 
 export type ConsoleClient = SlawClient
 

@@ -12,6 +12,7 @@ import type { IssueService } from '../work/issues.js'
 import { lifetime, monthPeriod, monthStart, nextMonthStart, providerForModel, zeroTotals } from './periods-and-models.js'
 import { activityRows } from '../audit/activity-recorder.js'
 import type { SquadService } from '../org/squads.js'
+import { inSquad } from '../foundation/same-squad.js'
 
 export interface RecordCostInput {
   agentId: string
@@ -93,7 +94,7 @@ export interface SpendWindow extends CostTotals {
 }
 
 /** The rolling windows of window-spend (docs/costs-and-budgets.md). */
-export const spendWindows = [
+const spendWindows = [
   { window: '5h', hours: 5 },
   { window: '24h', hours: 24 },
   { window: '7d', hours: 24 * 7 },
@@ -204,18 +205,17 @@ export class CostService {
     // Costs are facts already incurred: they are recorded for paused or terminated agents too, but
     // not for an archived squad (issue 9): its row is share-locked so a racing archive waits.
     // Pipelined reads; the squad's visibility still decides first (another squad's key: 404).
-    const [squad, agent, found] = await Promise.all([
+    const [squad, named, found] = await Promise.all([
       this.squads.writableRow(actor, squadId, () => reads.squad(squadId)),
       isUuid(input.agentId) ? reads.agent(input.agentId) : undefined,
       input.issueId && isUuid(input.issueId) ? reads.issue(input.issueId) : undefined,
     ])
     if (actor.type === 'agent' && actor.agentId !== input.agentId) throw new SlawError('forbidden', 'An agent reports its own costs only.')
-    if (!agent || agent.squadId !== squad.id) throw invalid('/agentId', 'agentId must be an agent of this squad')
+    const agent = inSquad(named, squad.id, '/agentId', 'agentId must be an agent of this squad')
     let issue: Issue | undefined
     let project: Project | null = null
     if (input.issueId) {
-      if (!found || found.squadId !== squad.id) throw invalid('/issueId', 'issueId must be an issue of this squad')
-      issue = found
+      issue = inSquad(found, squad.id, '/issueId', 'issueId must be an issue of this squad')
       if (issue.projectId) project = (await reads.project(issue.projectId)) ?? null
     }
     const { entry, period, delta } = this.entry(actor, squad.id, agent.id, issue, project, input)
