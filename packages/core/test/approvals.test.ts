@@ -80,6 +80,27 @@ eachBackend(t, 'approvals: create, read, list, linked issues, comments', async (
   )
   t.equal((await api.call('GET', `/api/squads/${squadId}/approvals?status=maybe`)).status, 400)
   t.equal((await api.call('GET', `/api/squads/${squadId}/approvals`, undefined, other.agentToken)).status, 404)
+
+  // The approvals that name an issue, in every state (the console's issue page).
+  const third = (await api.call('POST', `/api/squads/${squadId}/approvals`, { type: 'request_board_approval', requestedByAgentId: bob.id, issueIds: [issue.id], payload }, bob.token)).body.approval
+  await api.call('POST', `/api/approvals/${third.id}/approve`)
+  const ofIssue = (query: string, token?: string) => api.call('GET', `/api/squads/${squadId}/approvals?${query}`, undefined, token)
+  t.same(
+    (await ofIssue(`issueId=${issue.id}`, agentToken)).body.approvals.map((a: { id: string; status: string }) => [a.id, a.status]),
+    [
+      [third.id, 'approved'],
+      [approval.id, 'pending'],
+    ],
+    'every state, newest first; an approval naming no issue is left out',
+  )
+  t.same(
+    (await ofIssue(`issueId=${issue.id}&status=approved`)).body.approvals.map((a: { id: string }) => a.id),
+    [third.id],
+  )
+  t.same((await ofIssue(`issueId=${foreignIssue}`)).body.approvals, [], "another squad's issue names none here")
+  const bad = await ofIssue('issueId=not-a-uuid')
+  t.equal(bad.status, 400)
+  t.equal(bad.body.code, 'invalid_payload')
 })
 
 eachBackend(t, 'approvals: the state machine, Operator decisions, resubmit by the requester', async (t, api) => {

@@ -213,3 +213,92 @@ eachBackend(t, 'cost reads: summary, by agent, by provider, windows, quota windo
   )
   t.equal(quota.windows[0].resetsAt, new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1)).toISOString())
 })
+
+let clock = Date.parse('2026-02-03T23:59:59.000Z')
+eachBackend(
+  t,
+  'cost reads: by UTC day and by model, for the current or a given month',
+  async (t, api) => {
+    const { squadId, agentId, agentToken } = await api.seed()
+    const record = async (body: Record<string, unknown>) => t.equal((await api.call('POST', `/api/squads/${squadId}/cost-events`, { agentId, inputTokens: 0, outputTokens: 0, ...body })).status, 201)
+    const get = (path: string, token?: string) => api.call('GET', `/api/squads/${squadId}/costs/${path}`, undefined, token)
+    clock = Date.parse('2026-02-03T23:59:59.000Z')
+    await record({ model: 'claude-opus-4', inputTokens: 100, cachedInputTokens: 50, outputTokens: 10, costCents: 300 })
+    clock = Date.parse('2026-02-04T00:00:00.000Z')
+    await record({ model: 'claude-opus-4', inputTokens: 10, outputTokens: 1, costCents: 30 })
+    await record({ model: 'gpt-5-codex', inputTokens: 1000, outputTokens: 100, costCents: 0, costStatus: 'unpriced' })
+    await record({ model: 'claude-sonnet-4-5', inputTokens: 2000, outputTokens: 200, costCents: 0, billingType: 'subscription_included' })
+    clock = Date.parse('2026-02-06T08:00:00.000Z')
+
+    // The current month, day by day up to today, days without events at zero.
+    const days = await get('by-day', agentToken)
+    t.equal(days.status, 200, 'an agent key of the squad reads it')
+    t.match(days.body, { month: '2026-02', periodStart: '2026-02-01T00:00:00.000Z', periodEnd: '2026-03-01T00:00:00.000Z' })
+    t.same(
+      days.body.days.map((d: Record<string, number>) => [d.day, d.costCents, d.inputTokens, d.cachedInputTokens, d.outputTokens, d.subscriptionTokens, d.unpricedTokens, d.events]),
+      [
+        ['2026-02-01', 0, 0, 0, 0, 0, 0, 0],
+        ['2026-02-02', 0, 0, 0, 0, 0, 0, 0],
+        ['2026-02-03', 300, 100, 50, 10, 0, 0, 1],
+        // Subscription tokens count the subscription event and the unpriced one (what token ceilings count).
+        ['2026-02-04', 30, 3010, 0, 301, 3300, 1100, 3],
+        ['2026-02-05', 0, 0, 0, 0, 0, 0, 0],
+        ['2026-02-06', 0, 0, 0, 0, 0, 0, 0],
+      ],
+      'UTC days, 23:59:59 on the 3rd and midnight on the 4th apart',
+    )
+
+    const models = await get('by-model')
+    t.equal(models.status, 200)
+    t.equal(models.body.month, '2026-02')
+    t.same(
+      models.body.models.map((m: Record<string, unknown>) => [m.provider, m.model, m.billingType, m.costCents, m.subscriptionTokens, m.unpricedTokens, m.events]),
+      [
+        ['anthropic', 'claude-opus-4', 'metered_api', 330, 0, 0, 2],
+        ['anthropic', 'claude-sonnet-4-5', 'subscription_included', 0, 2200, 0, 1],
+        ['openai', 'gpt-5-codex', 'metered_api', 0, 1100, 1100, 1],
+      ],
+      'biggest spend first, then most tokens',
+    )
+
+    // A new month starts empty; the past one is still there, whole.
+    clock = Date.parse('2026-03-02T10:00:00.000Z')
+    await record({ model: 'claude-opus-4', inputTokens: 1, outputTokens: 1, costCents: 5 })
+    const march = (await get('by-day')).body
+    t.same(
+      march.days.map((d: Record<string, number>) => [d.day, d.costCents]),
+      [
+        ['2026-03-01', 0],
+        ['2026-03-02', 5],
+      ],
+    )
+    t.same(
+      (await get('by-model')).body.models.map((m: Record<string, unknown>) => [m.model, m.costCents]),
+      [['claude-opus-4', 5]],
+    )
+    const february = (await get('by-day?month=2026-02')).body
+    t.equal(february.days.length, 28, 'a past month has all its days')
+    t.equal(
+      february.days.reduce((s: number, d: { costCents: number }) => s + d.costCents, 0),
+      330,
+    )
+    t.equal((await get('by-model?month=2026-02')).body.models.length, 3)
+    const future = (await get('by-day?month=2026-04')).body
+    t.same([future.days, (await get('by-model?month=2026-04')).body.models], [[], []], 'a month to come has nothing yet')
+
+    // Bad input: a clear 400 naming the query; other squads' keys see nothing.
+    for (const bad of ['2026-13', '2026-2', 'feb', '2026-02-01', '0999-01']) {
+      for (const path of ['by-day', 'by-model']) {
+        const r = await get(`${path}?month=${bad}`)
+        t.equal(r.status, 400, `${path} month=${bad}`)
+        t.equal(r.body.code, 'invalid_payload')
+      }
+    }
+    const other = await api.seed()
+    t.equal((await get('by-day', other.agentToken)).status, 404, "another squad's agent does not see this squad")
+    t.equal((await get('by-model', other.agentToken)).status, 404)
+    t.equal((await api.call('GET', `/api/squads/${unknownId}/costs/by-day`)).status, 404)
+    t.equal((await api.call('GET', `/api/squads/${unknownId}/costs/by-model`)).status, 404)
+  },
+  () => ({ now: () => new Date(clock) }),
+)

@@ -1,5 +1,5 @@
 import type { ActivityEntry, ActorType, Agent, Goal, GoalStatus, IssueSummary, Project } from '../records.js'
-import type { Approval, ApprovalComment, ApprovalStatus, ApprovalType, BudgetIncident, BudgetLevel, BudgetMetric, BudgetScopeType, CostEvent, Workspace } from '../records/governance.js'
+import type { Approval, ApprovalComment, ApprovalStatus, ApprovalType, BillingType, BudgetIncident, BudgetLevel, BudgetMetric, BudgetScopeType, CostEvent, Workspace } from '../records/governance.js'
 import type { NewOutboxEntry } from '../records/activity.js'
 
 /**
@@ -72,6 +72,8 @@ export interface ApprovalTransition {
 export interface ApprovalFilter {
   squadId: string
   statuses?: ApprovalStatus[]
+  /** Only approvals that name this issue. */
+  issueId?: string
   limit: number
   offset?: number
 }
@@ -229,6 +231,10 @@ export interface CostRepository {
   issueTotals(issueId: string): Promise<CostTotals>
   /** Per provider: totals of events at or after each `since`, in the order given. */
   windowSpend(squadId: string, since: Date[], until: Date): Promise<Array<{ provider: string; windows: CostTotals[] }>>
+  /** Per UTC day (`YYYY-MM-DD`): totals of a squad's events in [from, until), oldest first; days without events left out. */
+  dailyTotals(squadId: string, from: Date, until: Date): Promise<Array<{ day: string } & CostTotals>>
+  /** Per provider, model and billing type: totals of a squad's events in [from, until), in no particular order. */
+  modelTotals(squadId: string, from: Date, until: Date): Promise<Array<{ provider: string; model: string; billingType: BillingType } & CostTotals>>
 }
 
 export interface NewBudgetIncident {

@@ -126,6 +126,8 @@ export const operationIds: Readonly<Record<string, string>> = {
   'GET /api/squads/:squadId/costs/summary': 'getCostSummary',
   'GET /api/squads/:squadId/costs/by-agent': 'listCostsByAgent',
   'GET /api/squads/:squadId/costs/by-provider': 'listCostsByProvider',
+  'GET /api/squads/:squadId/costs/by-day': 'listCostsByDay',
+  'GET /api/squads/:squadId/costs/by-model': 'listCostsByModel',
   'GET /api/squads/:squadId/costs/window-spend': 'listWindowSpend',
   'GET /api/squads/:squadId/costs/quota-windows': 'listQuotaWindows',
   'GET /api/squads/:squadId/budgets/overview': 'getBudgetOverview',

@@ -7,8 +7,11 @@ import {
   AgentCostRow,
   BudgetOverviewSchema,
   CostEventSchema,
+  CostMonthQuery,
   CostSummarySchema,
+  DayCosts,
   IssueCostSummary,
+  ModelCosts,
   ProviderCostRow,
   QuotaWindowSchema,
   RecordCostBody,
@@ -17,6 +20,7 @@ import {
   SquadBudgetSchema,
   presentCostEvent,
   presentCostSummary,
+  presentMonth,
   presentOverview,
   presentQuotaWindow,
   presentSpendWindow,
@@ -52,6 +56,12 @@ export const costRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   const costsByProvider = { tags, params: SquadParams, response: { 200: ProviderCosts, ...errors } } as const
   app.get('/api/squads/:squadId/costs/by-provider', { schema: costsByProvider }, async (req) => costs.byProvider(req.actor, req.params.squadId))
+
+  const costsByDay = { tags, params: SquadParams, querystring: CostMonthQuery, response: { 200: DayCosts, ...errors } } as const
+  app.get('/api/squads/:squadId/costs/by-day', { schema: costsByDay }, async (req) => presentMonth(await costs.byDay(req.actor, req.params.squadId, req.query.month)))
+
+  const costsByModel = { tags, params: SquadParams, querystring: CostMonthQuery, response: { 200: ModelCosts, ...errors } } as const
+  app.get('/api/squads/:squadId/costs/by-model', { schema: costsByModel }, async (req) => presentMonth(await costs.byModel(req.actor, req.params.squadId, req.query.month)))
 
   const windowSpend = { tags, params: SquadParams, response: { 200: SpendWindowList, ...errors } } as const
   app.get('/api/squads/:squadId/costs/window-spend', { schema: windowSpend }, async (req) => ({

@@ -50,6 +50,8 @@ export const ResubmitBody = Type.Object({ payload: Type.Union([BoardPayload, Hir
 
 export const ApprovalListQuery = Type.Object({
   status: Type.Optional(CommaList(approvalStatuses.join('|'))),
+  /** Only approvals that name this issue (an issue of another squad names none here). */
+  issueId: Type.Optional(Uuid),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
 })

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { BudgetIncidentRecord, CostEventRecord, type BudgetIncident, type CostEvent } from '../contracts/governance.js'
 import type { BudgetOverview, ProjectBudgetView, QuotaWindow } from '../services/money/budgets.js'
-import type { CostSummary, SpendWindow } from '../services/money/costs.js'
+import type { CostSummary, MonthBreakdown, SpendWindow } from '../services/money/costs.js'
 import { Nullable, Timestamp, Uuid, iso, isoOrNull } from './common.js'
 
 /** Cents and tokens per event: non-negative integers, capped far above any real bill. */
@@ -68,6 +68,18 @@ export const SpendWindowSchema = Type.Object(
   },
   { $id: 'SpendWindow', title: 'SpendWindow' },
 )
+
+/** A month other than the current one, for the breakdowns by day and by model. */
+export const CostMonthQuery = Type.Object({
+  month: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{3}-(0[1-9]|1[0-2])$', description: 'A UTC month, `YYYY-MM`; default the current one.' })),
+})
+const monthBounds = { month: Type.String(), periodStart: Timestamp, periodEnd: Timestamp }
+const DayCostRow = Type.Object({ day: Type.String({ description: 'A UTC day, `YYYY-MM-DD`.' }), ...totals }, { $id: 'DayCostRow', title: 'DayCostRow' })
+const ModelCostRow = Type.Object({ provider: Type.String(), model: Type.String(), billingType: BillingType, ...totals }, { $id: 'ModelCostRow', title: 'ModelCostRow' })
+export const DayCosts = Type.Object({ ...monthBounds, days: Type.Array(DayCostRow) }, { $id: 'DayCosts', title: 'DayCosts' })
+export const ModelCosts = Type.Object({ ...monthBounds, models: Type.Array(ModelCostRow) }, { $id: 'ModelCosts', title: 'ModelCosts' })
+export const presentMonth = <T extends MonthBreakdown>(m: T) => ({ ...m, periodStart: iso(m.periodStart), periodEnd: iso(m.periodEnd) })
+
 export const IssueCostSummary = Type.Object(
   { issueId: Uuid, identifier: Type.String(), totalCents: Type.Integer(), ...totals, period: Type.Literal('all') },
   { $id: 'IssueCostSummary', title: 'IssueCostSummary' },

@@ -353,6 +353,69 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.equal(await spent(), 10)
   })
 
+  kit('costs: totals per UTC day and per provider, model and billing type, within [from, until)', async (t, s) => {
+    const a = await squad(s)
+    const ag = await agent(s, a.id, 'spender')
+    const other = await squad(s)
+    const otherAgent = await agent(s, other.id, 'elsewhere')
+    const event = (
+      squadId: string,
+      agentId: string,
+      at: string,
+      model: string,
+      billingType: 'metered_api' | 'subscription_included',
+      costCents: number,
+      costStatus: 'reported' | 'unpriced' = 'reported',
+    ) => ({
+      event: {
+        id: uuidv7(),
+        squadId,
+        agentId,
+        issueId: null,
+        projectId: null,
+        provider: model.startsWith('gpt') ? 'openai' : 'anthropic',
+        biller: null,
+        billingType,
+        model,
+        inputTokens: 100,
+        cachedInputTokens: 10,
+        cacheWriteTokens: 1,
+        outputTokens: 20,
+        costCents,
+        costStatus,
+        billingCode: null,
+        occurredAt: new Date(at),
+      },
+      keys: [{ scope: 'squad' as const, key: '', period: at.slice(0, 7) }],
+      delta: { costCents, inputTokens: 100, cachedInputTokens: 10, outputTokens: 20, subscriptionTokens: 0, events: 1, cacheWriteTokens: 1, unpricedTokens: 0 },
+    })
+    await s.transaction((tx) =>
+      tx.costs.recordMany([
+        event(a.id, ag.id, '2026-10-31T23:59:59.999Z', 'gpt', 'metered_api', 1),
+        event(a.id, ag.id, '2026-11-01T00:00:00.000Z', 'gpt', 'metered_api', 2),
+        event(a.id, ag.id, '2026-11-01T12:00:00.000Z', 'gpt', 'metered_api', 0, 'unpriced'),
+        event(a.id, ag.id, '2026-11-03T08:00:00.000Z', 'claude', 'subscription_included', 0),
+        event(a.id, ag.id, '2026-12-01T00:00:00.000Z', 'claude', 'metered_api', 50),
+        event(other.id, otherAgent.id, '2026-11-02T00:00:00.000Z', 'gpt', 'metered_api', 7),
+      ]),
+    )
+    const from = new Date('2026-11-01T00:00:00Z')
+    const until = new Date('2026-12-01T00:00:00Z')
+    t.same(
+      (await s.costs.dailyTotals(a.id, from, until)).map((d) => [d.day, d.costCents, d.events, d.inputTokens, d.cacheWriteTokens, d.subscriptionTokens, d.unpricedTokens]),
+      [
+        ['2026-11-01', 2, 2, 200, 2, 130, 131],
+        ['2026-11-03', 0, 1, 100, 1, 130, 0],
+      ],
+      'UTC days in range, oldest first; other squads and days outside left out',
+    )
+    t.same((await s.costs.modelTotals(a.id, from, until)).map((m) => [m.provider, m.model, m.billingType, m.costCents, m.events]).sort(), [
+      ['anthropic', 'claude', 'subscription_included', 0, 1],
+      ['openai', 'gpt', 'metered_api', 2, 2],
+    ])
+    t.same(await s.costs.dailyTotals(a.id, until, new Date('2026-12-01T00:00:00.001Z')).then((d) => d.map((x) => x.costCents)), [50], 'until is exclusive, from inclusive')
+  })
+
   kit('jobs are claimed by one worker only, and a lapsed lease is claimable again', async (t, s) => {
     for (let i = 0; i < 6; i++) await s.jobs.enqueue({ id: uuidv7(), kind: 'contract', squadId: null, payload: { i } })
     const [a, b] = await Promise.all([s.jobs.claim(['contract'], 'w1', 60_000, 6), s.jobs.claim(['contract'], 'w2', 60_000, 6)])

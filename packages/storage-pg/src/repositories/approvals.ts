@@ -23,6 +23,7 @@ export class PgApprovalRepository implements ApprovalRepository {
     // UUIDv7 ids: id order is creation order (index approvals_squad, or approvals_squad_status).
     let q = this.db().selectFrom('approvals').selectAll().where('squadId', '=', f.squadId)
     if (f.statuses?.length) q = q.where('status', 'in', f.statuses)
+    if (f.issueId) q = q.where('id', 'in', (sub) => sub.selectFrom('approvalIssues').select('approvalId').where('issueId', '=', f.issueId!))
     return q
       .orderBy('id', 'desc')
       .limit(f.limit)

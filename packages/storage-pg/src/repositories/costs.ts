@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { ActivityEntry, CostEntry, CostRepository, CostTotals, NewCostEvent, NewOutboxEntry, Period, RecordedCost, RollupKey, RollupScope } from '@slaw/core'
+import type { ActivityEntry, BillingType, CostEntry, CostRepository, CostTotals, NewCostEvent, NewOutboxEntry, Period, RecordedCost, RollupKey, RollupScope } from '@slaw/core'
 import { activityInsert, outboxInsert } from './activity.js'
 import type { Database } from '../schema.js'
 import { recordset } from '../sql-helpers.js'
@@ -287,5 +287,23 @@ export class PgCostRepository implements CostRepository {
        where squad_id = ${squadId} and occurred_at >= ${earliest} and occurred_at <= ${until}
        group by provider order by provider`.execute(this.db())
     return rows.map((r) => ({ provider: String(r.provider), windows: since.map((_, i) => totalsFrom(r, `w${i}`)) }))
+  }
+
+  async dailyTotals(squadId: string, from: Date, until: Date): Promise<Array<{ day: string } & CostTotals>> {
+    // An index-only range scan of cost_events_window, like windowSpend; days are UTC days.
+    const { rows } = await sql<Record<string, unknown>>`
+      select to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD') as "day", ${totalsSelect} from cost_events
+       where squad_id = ${squadId} and occurred_at >= ${from} and occurred_at < ${until}
+       group by 1 order by 1`.execute(this.db())
+    return rows.map((r) => ({ day: String(r.day), ...totalsFrom(r) }))
+  }
+
+  async modelTotals(squadId: string, from: Date, until: Date): Promise<Array<{ provider: string; model: string; billingType: BillingType } & CostTotals>> {
+    // The same range as dailyTotals; the model is read from the rows (no rollup keeps it).
+    const { rows } = await sql<Record<string, unknown>>`
+      select provider, model, billing_type as "billingType", ${totalsSelect} from cost_events
+       where squad_id = ${squadId} and occurred_at >= ${from} and occurred_at < ${until}
+       group by provider, model, billing_type`.execute(this.db())
+    return rows.map((r) => ({ provider: String(r.provider), model: String(r.model), billingType: r.billingType as BillingType, ...totalsFrom(r) }))
   }
 }

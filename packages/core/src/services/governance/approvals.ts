@@ -64,11 +64,12 @@ export class ApprovalService {
     return { ...approval, issueIds: await this.ctx.storage.approvals.linkedIssueIds(id) }
   }
 
-  async list(actor: Actor, squadId: string, filter: { statuses?: ApprovalStatus[]; limit?: number; offset?: number }): Promise<Approval[]> {
+  async list(actor: Actor, squadId: string, filter: { statuses?: ApprovalStatus[]; issueId?: string; limit?: number; offset?: number }): Promise<Approval[]> {
     await this.squads.visible(this.ctx.storage, actor, squadId)
     return this.ctx.storage.approvals.list({
       squadId,
       ...(filter.statuses?.length ? { statuses: filter.statuses } : {}),
+      ...(filter.issueId ? { issueId: filter.issueId } : {}),
       limit: Math.min(Math.max(filter.limit ?? 100, 1), 500),
       offset: filter.offset ?? 0,
     })

@@ -9,7 +9,7 @@ import { costEventFact } from '../governance/governance-outbox.js'
 import { GroupCommit } from '../foundation/group-commit.js'
 import { isUuid, uuidv7 } from '../foundation/ids.js'
 import type { IssueService } from '../work/issues.js'
-import { lifetime, monthPeriod, monthStart, nextMonthStart, providerForModel, zeroTotals } from './periods-and-models.js'
+import { lifetime, monthPeriod, monthStart, nextMonthStart, providerForModel, utcDay, zeroTotals } from './periods-and-models.js'
 import { activityRows } from '../audit/activity-recorder.js'
 import type { SquadService } from '../org/squads.js'
 import { inSquad } from '../foundation/same-squad.js'
@@ -92,6 +92,26 @@ export interface SpendWindow extends CostTotals {
   endsAt: Date
   providers: Array<{ provider: string } & CostTotals>
 }
+
+export interface DayCostRow extends CostTotals {
+  /** A UTC day, `YYYY-MM-DD`. */
+  day: string
+}
+
+export interface ModelCostRow extends CostTotals {
+  provider: string
+  model: string
+  billingType: BillingType
+}
+
+/** A month a breakdown covers: the whole UTC month, as the rollups count it. */
+export interface MonthBreakdown {
+  month: Period
+  periodStart: Date
+  periodEnd: Date
+}
+
+const monthPattern = /^[1-9][0-9]{3}-(0[1-9]|1[0-2])$/
 
 /** The rolling windows of window-spend (docs/costs-and-budgets.md). */
 const spendWindows = [
@@ -348,6 +368,38 @@ export class CostService {
         return { window: w.window, hours: w.hours, startsAt: starts[i]!, endsAt: now, ...total, providers: providers.sort((a, b) => b.costCents - a.costCents || a.provider.localeCompare(b.provider)) }
       }),
     }
+  }
+
+  /**
+   * The squad's spend per UTC day of a month (default: the current one): every day from the 1st to
+   * the month's last, or to today for the current month, days without events at zero.
+   */
+  async byDay(actor: Actor, squadId: string, month?: string): Promise<MonthBreakdown & { days: DayCostRow[] }> {
+    await this.squads.visible(this.ctx.storage, actor, squadId)
+    const now = this.ctx.now()
+    const period = this.month(month, now)
+    const until = new Date(Math.min(period.periodEnd.getTime(), now.getTime() + 1))
+    const found = new Map((await this.ctx.storage.costs.dailyTotals(squadId, period.periodStart, period.periodEnd)).map(({ day, ...t }) => [day, t]))
+    const days: DayCostRow[] = []
+    for (let d = period.periodStart; d < until; d = new Date(d.getTime() + 86_400_000)) days.push({ day: utcDay(d), ...(found.get(utcDay(d)) ?? zeroTotals()) })
+    return { ...period, days }
+  }
+
+  /** The squad's spend of a month (default: the current one) per provider, model and billing type, biggest first. */
+  async byModel(actor: Actor, squadId: string, month?: string): Promise<MonthBreakdown & { models: ModelCostRow[] }> {
+    await this.squads.visible(this.ctx.storage, actor, squadId)
+    const period = this.month(month, this.ctx.now())
+    const rows = await this.ctx.storage.costs.modelTotals(squadId, period.periodStart, period.periodEnd)
+    const tokens = (r: CostTotals) => r.inputTokens + r.cachedInputTokens + r.cacheWriteTokens + r.outputTokens
+    const byName = (a: ModelCostRow, b: ModelCostRow) => a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model) || a.billingType.localeCompare(b.billingType)
+    return { ...period, models: rows.sort((a, b) => b.costCents - a.costCents || tokens(b) - tokens(a) || byName(a, b)) }
+  }
+
+  /** `YYYY-MM` (checked here too, for library callers) or the month of `now`. */
+  private month(month: string | undefined, now: Date): MonthBreakdown {
+    if (month !== undefined && !monthPattern.test(month)) throw invalid('/month', 'month must be a UTC month, YYYY-MM')
+    const at = month === undefined ? now : new Date(`${month}-01T00:00:00.000Z`)
+    return { month: monthPeriod(at), periodStart: monthStart(at), periodEnd: nextMonthStart(at) }
   }
 
   /** Lifetime spend of one issue (every run that worked on it). */
