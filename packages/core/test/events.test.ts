@@ -264,3 +264,48 @@ eachBackend(
     ],
   }),
 )
+
+eachBackend(t, 'events: a squad made or renamed reaches every Operator stream, agents of other squads never', async (t, api) => {
+  const address = await api.instance.listen({ port: 0 })
+  const s = await api.seed('Watching')
+  const operator = await openSse(address, `/api/squads/${s.squadId}/events`, operatorToken)
+  const agent = await openSse(address, `/api/squads/${s.squadId}/events`, s.agentToken)
+  const onlySquads = await openSse(address, `/api/squads/${s.squadId}/events?types=squad.*`, operatorToken)
+  t.equal(operator.status, 200)
+  t.equal(agent.status, 200)
+
+  const made = (await api.call('POST', '/api/squads', { name: 'Made elsewhere' })).body.squad
+  t.equal((await api.call('PATCH', `/api/squads/${made.id}`, { name: 'Renamed elsewhere' })).status, 200)
+  t.equal((await api.call('PATCH', `/api/squads/${s.squadId}`, { name: 'Watching still' })).status, 200)
+  await api.call('POST', `/api/squads/${s.squadId}/issues`, { title: 'here' })
+
+  const got = await operator.next(4)
+  t.same(
+    got.map((m) => [m.event, m.data.squadId, m.data.entityType]),
+    [
+      ['squad.created', made.id, 'squad'],
+      ['squad.updated', made.id, 'squad'],
+      ['squad.updated', s.squadId, 'squad'],
+      ['issue.created', s.squadId, 'issue'],
+    ],
+    "the Operator hears of another squad's making and renaming, in order with its own squad's events",
+  )
+  t.match(got[0]!.data.data, { name: 'Made elsewhere' })
+  t.match(got[1]!.data.data, { name: 'Renamed elsewhere' })
+  t.same(
+    (await onlySquads.next(3)).map((m) => m.event),
+    ['squad.created', 'squad.updated', 'squad.updated'],
+    'squad.* filters them',
+  )
+  const seen = await agent.next(2)
+  t.same(
+    seen.map((m) => [m.event, m.data.squadId]),
+    [
+      ['squad.updated', s.squadId],
+      ['issue.created', s.squadId],
+    ],
+    'an agent hears of its own squad only',
+  )
+  t.equal((await openSse(address, `/api/squads/${s.squadId}/events?types=squads.*`, operatorToken)).status, 400)
+  for (const stream of [operator, agent, onlySquads]) stream.close()
+})

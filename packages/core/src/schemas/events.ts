@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { squadEventTypes } from '../services/events/event-types.js'
 import { Nullable, Timestamp } from './common.js'
 
-const eventPattern = `(${squadEventTypes.map((t) => t.replace('.', '\\.')).join('|')}|(issue|approval|run|cost|agent|budget|routine)\\.\\*)`
+const eventPattern = `(${squadEventTypes.map((t) => t.replace('.', '\\.')).join('|')}|(issue|approval|run|cost|agent|budget|routine|squad)\\.\\*)`
 export const EventsQuery = Type.Object({
   types: Type.Optional(Type.String({ pattern: `^${eventPattern}(,${eventPattern})*$`, maxLength: 500, description: 'Comma-separated event types or `area.*`, e.g. `issue.*,run.finished`.' })),
   issueId: Type.Optional(Type.String({ maxLength: 200, description: 'Only events of this issue (its own, and runs, comments and costs of it).' })),
@@ -85,6 +85,8 @@ const dataOf: Record<(typeof squadEventTypes)[number], ReturnType<typeof Type.Ob
   'budget.warning': budgetDetails,
   'budget.exceeded': budgetDetails,
   'routine.fired': details('`runId` is the routine run.', { runId: O(S), source: O(S), status: O(S), triggerId: O(S), issueId: O(S), linkedRunId: O(S), scheduledFor: O(S) }),
+  'squad.created': details('', { name: O(S), slug: O(S) }),
+  'squad.updated': details('For a rename the new `name`; for an archive `pausedAgents`.', { name: O(S), pausedAgents: O(N) }),
 }
 
 /** One message of the stream: `event:` is its `type`, `data:` this JSON, `id:` its `id`. */

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import { compareEventCursors, type EventBroker, type FeedEvent, type Storage } from '../../contracts/storage.js'
-import { toMessage, type SquadEventMessage, type SquadEventType } from './event-types.js'
+import { eventTypeOfAction, isInstanceWide, toMessage, type SquadEventMessage, type SquadEventType } from './event-types.js'
 import type { RunOutputOptions } from './run-output.js'
 import { detached } from '../foundation/detached.js'
 
@@ -183,13 +183,18 @@ export class EventHub {
         if (this.closed) return
         for (const e of events) {
           this.tail = e.cursor
-          const set = this.subscribers.get(e.squadId)
-          if (!set) continue
           // Serialised once for every subscriber of the squad.
           let text: string | null | undefined
-          for (const s of set) {
+          for (const s of this.subscribers.get(e.squadId) ?? []) {
             if (!s.live) continue
             text = this.deliver(s, e, text)
+          }
+          const type = eventTypeOfAction[e.action]
+          if (!type || !isInstanceWide(type)) continue
+          // A squad made or changed: the Operator streams of every other squad hear of it too.
+          for (const [squadId, set] of this.subscribers) {
+            if (squadId === e.squadId) continue
+            for (const s of set) if (s.live && s.operator) text = this.deliver(s, e, text)
           }
         }
         if (events.length >= page) this.again = true

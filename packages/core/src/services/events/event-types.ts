@@ -18,6 +18,8 @@ export const squadEventTypes = [
   'budget.warning',
   'budget.exceeded',
   'routine.fired',
+  'squad.created',
+  'squad.updated',
 ] as const
 export type SquadEventType = (typeof squadEventTypes)[number]
 
@@ -63,7 +65,16 @@ export const eventTypeOfAction: Readonly<Record<string, SquadEventType>> = {
   'budget.soft_threshold_crossed': 'budget.warning',
   'budget.hard_threshold_crossed': 'budget.exceeded',
   'routine.fired': 'routine.fired',
+  'squad.created': 'squad.created',
+  'squad.updated': 'squad.updated',
+  'squad.archived': 'squad.updated',
 }
+
+/**
+ * Events every Operator stream gets, whichever squad it follows: a squad made or renamed elsewhere
+ * changes what an Operator can switch to (an agent key sees its own squad only).
+ */
+export const isInstanceWide = (type: SquadEventType): boolean => type === 'squad.created' || type === 'squad.updated'
 
 /** One event as a subscriber receives it (the `data:` of an SSE message). */
 export interface SquadEventMessage {
