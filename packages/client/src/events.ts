@@ -20,7 +20,7 @@ type ApiErrorBody = Schemas['ErrorBody']
 
 export interface EventsOptions {
   /** Event types or `area.*` patterns, e.g. `['issue.*', 'run.finished']`; default all. */
-  types?: Array<SquadEventType | `${'issue' | 'approval' | 'run' | 'cost' | 'agent' | 'budget' | 'routine'}.*`>
+  types?: Array<SquadEventType | `${'issue' | 'approval' | 'run' | 'cost' | 'agent' | 'budget' | 'routine' | 'squad'}.*`>
   /** Only events of this issue. */
   issueId?: string
   /** Only events of this agent. */

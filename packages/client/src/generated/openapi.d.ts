@@ -1122,6 +1122,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/squads/{squadId}/costs/by-day": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listCostsByDay"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/squads/{squadId}/costs/by-model": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listCostsByModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/squads/{squadId}/costs/window-spend": {
         parameters: {
             query?: never;
@@ -2410,6 +2442,33 @@ export interface components {
             cacheWriteTokens: number;
             unpricedTokens: number;
         };
+        /** DayCostRow */
+        DayCostRow: {
+            /** @description A UTC day, `YYYY-MM-DD`. */
+            day: string;
+            costCents: number;
+            inputTokens: number;
+            cachedInputTokens: number;
+            outputTokens: number;
+            subscriptionTokens: number;
+            events: number;
+            cacheWriteTokens: number;
+            unpricedTokens: number;
+        };
+        /** ModelCostRow */
+        ModelCostRow: {
+            provider: string;
+            model: string;
+            billingType: "metered_api" | "subscription_included" | "subscription_overage" | "unknown";
+            costCents: number;
+            inputTokens: number;
+            cachedInputTokens: number;
+            outputTokens: number;
+            subscriptionTokens: number;
+            events: number;
+            cacheWriteTokens: number;
+            unpricedTokens: number;
+        };
         /** SpendWindow */
         SpendWindow: {
             window: string;
@@ -2892,6 +2951,24 @@ export interface components {
                     encoding: "utf8" | "base64";
                 }[];
             }[];
+        };
+        /** DayCosts */
+        DayCosts: {
+            month: string;
+            /** Format: date-time */
+            periodStart: string;
+            /** Format: date-time */
+            periodEnd: string;
+            days: components["schemas"]["DayCostRow"][];
+        };
+        /** ModelCosts */
+        ModelCosts: {
+            month: string;
+            /** Format: date-time */
+            periodStart: string;
+            /** Format: date-time */
+            periodEnd: string;
+            models: components["schemas"]["ModelCostRow"][];
         };
         /** BudgetOverview */
         BudgetOverview: {
@@ -3401,6 +3478,56 @@ export interface components {
                 issueId?: string;
                 linkedRunId?: string;
                 scheduledFor?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } | {
+            /** @enum {string} */
+            type: "squad.created";
+            /** @description Monotonic within the instance: resume with it as Last-Event-ID. */
+            id: string;
+            /** Format: uuid */
+            squadId: string;
+            /** Format: date-time */
+            at: string;
+            /** @description The activity action behind the event (`issue.status_changed` is an `issue.updated`). */
+            action: string;
+            entityType: string;
+            entityId: string;
+            actorType: string;
+            actorId: string;
+            agentId: string | null;
+            runId: string | null;
+            issueId: string | null;
+            /** @description What changed (the activity entry's details). */
+            data: {
+                name?: string;
+                slug?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } | {
+            /** @enum {string} */
+            type: "squad.updated";
+            /** @description Monotonic within the instance: resume with it as Last-Event-ID. */
+            id: string;
+            /** Format: uuid */
+            squadId: string;
+            /** Format: date-time */
+            at: string;
+            /** @description The activity action behind the event (`issue.status_changed` is an `issue.updated`). */
+            action: string;
+            entityType: string;
+            entityId: string;
+            actorType: string;
+            actorId: string;
+            agentId: string | null;
+            runId: string | null;
+            issueId: string | null;
+            /** @description What changed (the activity entry's details). For a rename the new `name`; for an archive `pausedAgents`. */
+            data: {
+                name?: string;
+                pausedAgents?: number;
             } & {
                 [key: string]: unknown;
             };
@@ -10820,6 +10947,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: string;
+                issueId?: string;
                 limit?: number;
                 offset?: number;
             };
@@ -13499,6 +13627,200 @@ export interface operations {
                         month: string;
                         providers: components["schemas"]["ProviderCostRow"][];
                     };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listCostsByDay: {
+        parameters: {
+            query?: {
+                /** @description A UTC month, `YYYY-MM`; default the current one. */
+                month?: string;
+            };
+            header?: never;
+            path: {
+                squadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DayCosts"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listCostsByModel: {
+        parameters: {
+            query?: {
+                /** @description A UTC month, `YYYY-MM`; default the current one. */
+                month?: string;
+            };
+            header?: never;
+            path: {
+                squadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelCosts"];
                 };
             };
             /** @description Default Response */
