@@ -1,7 +1,8 @@
 import t from 'tap'
 import { demo, startFleet } from '../src/main.js'
 
-t.test('two instances report to one tower', async (t) => {
+// Three PGlite databases in one process: generous on a busy machine (tap's default is 30 s).
+t.test('two instances report to one tower', { timeout: 120_000 }, async (t) => {
   const fleet = await startFleet()
   t.teardown(() => fleet.close())
   const view = await demo(fleet)
