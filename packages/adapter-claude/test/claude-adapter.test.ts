@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks'
 import type { AdapterUsage } from '@slaw/core'
 import { adapterContract, resultRuleViolations } from '@slaw/core/testing'
 import { claudeAdapter } from '@slaw/adapter-claude'
-import { calls, fixturesDir, scratch, standIn, wakeInput } from './helpers.js'
+import { calls, fixturesDir, processGone, scratch, standIn, wakeInput } from './helpers.js'
 
 const usageList = (u: AdapterUsage | AdapterUsage[] | undefined): AdapterUsage[] => (Array.isArray(u) ? u : u ? [u] : [])
 
@@ -150,16 +150,7 @@ t.test('a child left running in the group is killed with it', async (t) => {
   const res = await claudeAdapter().wake(wakeInput(dir, 'child'))
   t.equal(res.status, 'succeeded')
   const pid = Number(await readFile(join(dir, 'child.pid'), 'utf8'))
-  let alive = true
-  for (let i = 0; i < 50 && alive; i++) {
-    try {
-      process.kill(pid, 0)
-      await new Promise((r) => setTimeout(r, 100))
-    } catch {
-      alive = false
-    }
-  }
-  t.notOk(alive, `the grandchild ${pid} is gone`)
+  t.ok(await processGone(pid), `the grandchild ${pid} is gone`)
 })
 
 t.test('a run past its timeout is timed_out with errorCode timeout', async (t) => {

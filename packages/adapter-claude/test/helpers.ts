@@ -1,3 +1,3 @@
 import { cliStandIn } from '../../adapters/test/cli-stand-in.js'
 
-export const { standIn, fixturesDir, scratch, calls, wakeInput } = cliStandIn(new URL('./fixtures', import.meta.url), 'claude')
+export const { standIn, fixturesDir, scratch, calls, wakeInput, processGone } = cliStandIn(new URL('./fixtures', import.meta.url), 'claude')

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks'
 import type { AdapterUsage } from '@slaw/core'
 import { adapterContract, resultRuleViolations } from '@slaw/core/testing'
 import { codexAdapter } from '@slaw/adapter-codex'
-import { calls, fixturesDir, scratch, standIn, wakeInput } from './helpers.js'
+import { calls, fixturesDir, processGone, scratch, standIn, wakeInput } from './helpers.js'
 
 const one = (u: AdapterUsage | AdapterUsage[] | undefined): AdapterUsage | undefined => (Array.isArray(u) ? u[0] : u)
 
@@ -119,16 +119,7 @@ t.test('a CLI that lingers after its turn is stopped, the run succeeds; a child 
   const child = await codexAdapter().wake(wakeInput(dir, 'child'))
   t.equal(child.status, 'succeeded')
   const pid = Number(await readFile(join(dir, 'child.pid'), 'utf8'))
-  let alive = true
-  for (let i = 0; i < 50 && alive; i++) {
-    try {
-      process.kill(pid, 0)
-      await new Promise((r) => setTimeout(r, 100))
-    } catch {
-      alive = false
-    }
-  }
-  t.notOk(alive, 'the grandchild is gone')
+  t.ok(await processGone(pid), 'the grandchild is gone')
 })
 
 t.test('PATH lookup and checkEnvironment', async (t) => {

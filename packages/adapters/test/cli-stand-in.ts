@@ -40,5 +40,18 @@ export function cliStandIn(fixtures: URL, cli: string) {
     }
   }
 
-  return { standIn, fixturesDir, scratch, calls, wakeInput }
+  /** Whether process `pid` (a child the stand-in left behind) has ended, within about five seconds. */
+  const processGone = async (pid: number): Promise<boolean> => {
+    for (let i = 0; i < 50; i++) {
+      try {
+        process.kill(pid, 0)
+      } catch {
+        return true
+      }
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    return false
+  }
+
+  return { standIn, fixturesDir, scratch, calls, wakeInput, processGone }
 }
