@@ -3,7 +3,7 @@ import { useState, type FormEvent } from 'react'
 import { unwrap } from '../lib/api'
 import { href, navigate } from '../lib/router'
 import { useApi } from '../state'
-import { ErrorBox } from './ui'
+import { AgentOptions, ErrorBox } from './ui'
 
 const priorities = ['critical', 'high', 'medium', 'low'] as const
 const statuses = ['backlog', 'todo'] as const
@@ -68,13 +68,7 @@ export function NewIssueDialog({ squadId, onClose }: { squadId: string; onClose:
             Assignee
             <select value={assignee} onChange={(e) => setAssignee(e.target.value)}>
               <option value="">Nobody</option>
-              {(agents.data ?? [])
-                .filter((a) => a.status !== 'terminated')
-                .map((a) => (
-                  <option key={a.id} value={a.id}>
-                    {a.name}
-                  </option>
-                ))}
+              <AgentOptions agents={(agents.data ?? []).filter((a) => a.status !== 'terminated')} />
             </select>
           </label>
         </div>

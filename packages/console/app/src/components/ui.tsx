@@ -74,3 +74,16 @@ export function PageTitle({ children, actions }: { children: ReactNode; actions?
     </div>
   )
 }
+
+/** The squad's agents as the options of a select (a filter's or an assignment's choices). */
+export function AgentOptions({ agents }: { agents: readonly { id: string; name: string }[] }) {
+  return (
+    <>
+      {agents.map((a) => (
+        <option key={a.id} value={a.id}>
+          {a.name}
+        </option>
+      ))}
+    </>
+  )
+}

@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query'
-import { Empty, PageTitle, Query } from '../components/ui'
+import { DataTable } from '../components/DataTable'
+import { AgentOptions, Empty, PageTitle, Query } from '../components/ui'
 import { unwrap } from '../lib/api'
-import { ago, exactTime } from '../lib/format'
+import { ago, exactTime, words } from '../lib/format'
 import { href, navigate, useLocation } from '../lib/router'
 import { useAgentName, useAgents } from '../queries'
 import { useApi } from '../state'
@@ -46,11 +47,7 @@ export function ActivityPage({ squadId }: { squadId: string }) {
           Agent
           <select value={agentId} onChange={(e) => setFilter({ agent: e.target.value })}>
             <option value="">Any</option>
-            {(agents.data ?? []).map((a) => (
-              <option key={a.id} value={a.id}>
-                {a.name}
-              </option>
-            ))}
+            <AgentOptions agents={agents.data ?? []} />
           </select>
         </label>
         <label>
@@ -70,42 +67,29 @@ export function ActivityPage({ squadId }: { squadId: string }) {
           list.length === 0 ? (
             <Empty title="No activity matches.">Everything agents and Operators do is written here as it happens.</Empty>
           ) : (
-            <div className="table-wrap">
-              <table className="table">
-                <caption className="visually-hidden">Activity</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Who</th>
-                    <th scope="col">Action</th>
-                    <th scope="col">On</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((a) => {
+            <DataTable
+              caption="Activity"
+              rows={list}
+              rowKey={(a) => a.id}
+              columns={[
+                { header: 'When', cell: (a) => ago(a.createdAt), className: 'num small', title: (a) => exactTime(a.createdAt) },
+                { header: 'Who', cell: (a) => (a.actorType === 'agent' ? agentName(a.actorId) : a.actorType) },
+                { header: 'Action', cell: (a) => a.action, className: 'mono small' },
+                {
+                  header: 'On',
+                  cell: (a) => {
                     const to = link(a.entityType, a.entityId)
-                    return (
-                      <tr key={a.id}>
-                        <td className="num small" title={exactTime(a.createdAt)}>
-                          {ago(a.createdAt)}
-                        </td>
-                        <td>{a.actorType === 'agent' ? agentName(a.actorId) : a.actorType}</td>
-                        <td className="mono small">{a.action}</td>
-                        <td>
-                          {to ? (
-                            <a data-row href={to}>
-                              {a.entityType.replace(/_/g, ' ')}
-                            </a>
-                          ) : (
-                            a.entityType.replace(/_/g, ' ')
-                          )}
-                        </td>
-                      </tr>
+                    return to ? (
+                      <a data-row href={to}>
+                        {words(a.entityType)}
+                      </a>
+                    ) : (
+                      words(a.entityType)
                     )
-                  })}
-                </tbody>
-              </table>
-            </div>
+                  },
+                },
+              ]}
+            />
           )
         }
       </Query>

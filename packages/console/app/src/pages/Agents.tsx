@@ -1,6 +1,7 @@
 import type { Agent } from '@slaw/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useMemo } from 'react'
+import { DataTable } from '../components/DataTable'
 import { Empty, ErrorBox, PageTitle, Query, Section, Status } from '../components/ui'
 import { unwrap, type EnvironmentCheck } from '../lib/api'
 import { ago, exactTime, money, percent, tokens, words } from '../lib/format'
@@ -34,56 +35,64 @@ export function AgentsPage({ squadId }: { squadId: string }) {
           list.length === 0 ? (
             <Empty title="No agents in this squad.">Create one with POST /api/squads/&#123;squadId&#125;/agents or approve a hire request in Approvals.</Empty>
           ) : (
-            <div className="table-wrap">
-              <table className="table">
-                <caption className="visually-hidden">Agents</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Agent</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Current issue</th>
-                    <th scope="col">Last run</th>
-                    <th scope="col" className="num">
-                      Month spend
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((a) => {
+            <DataTable
+              caption="Agents"
+              rows={list}
+              rowKey={(a) => a.id}
+              columns={[
+                {
+                  header: 'Agent',
+                  cell: (a) => (
+                    <>
+                      <a data-row href={href({ name: 'agent', squadId, id: a.id })}>
+                        {a.name}
+                      </a>{' '}
+                      <span className="muted small">{a.title ?? words(a.role)}</span>
+                    </>
+                  ),
+                },
+                { header: 'Status', cell: (a) => <Status value={a.status} /> },
+                {
+                  header: 'Current issue',
+                  cell: (a) => {
                     const issue = currentIssue.get(a.id)
+                    return issue ? (
+                      <a href={href({ name: 'issue', squadId, id: issue.id })}>
+                        {issue.identifier} {issue.title}
+                      </a>
+                    ) : (
+                      <span className="muted">none</span>
+                    )
+                  },
+                },
+                {
+                  header: 'Last run',
+                  cell: (a) => {
                     const run = lastRun.get(a.id)
+                    return run ? (
+                      <a href={href({ name: 'run', squadId, id: run.id })}>
+                        <Status value={run.status} /> <span className="small num">{ago(run.createdAt)}</span>
+                      </a>
+                    ) : (
+                      <span className="muted">none</span>
+                    )
+                  },
+                },
+                {
+                  header: 'Month spend',
+                  num: true,
+                  cell: (a) => {
                     const cost = spent.get(a.id)
                     return (
-                      <tr key={a.id}>
-                        <td>
-                          <a data-row href={href({ name: 'agent', squadId, id: a.id })}>
-                            {a.name}
-                          </a>{' '}
-                          <span className="muted small">{a.title ?? words(a.role)}</span>
-                        </td>
-                        <td>
-                          <Status value={a.status} />
-                        </td>
-                        <td>{issue ? <a href={href({ name: 'issue', squadId, id: issue.id })}>{issue.identifier} {issue.title}</a> : <span className="muted">none</span>}</td>
-                        <td>
-                          {run ? (
-                            <a href={href({ name: 'run', squadId, id: run.id })}>
-                              <Status value={run.status} /> <span className="small num">{ago(run.createdAt)}</span>
-                            </a>
-                          ) : (
-                            <span className="muted">none</span>
-                          )}
-                        </td>
-                        <td className="num">
-                          {cost ? money(cost.costCents) : money(0)}
-                          {cost?.unpricedTokens ? <span className="muted small"> +{tokens(cost.unpricedTokens)} unpriced</span> : null}
-                        </td>
-                      </tr>
+                      <>
+                        {money(cost?.costCents ?? 0)}
+                        {cost?.unpricedTokens ? <span className="muted small"> +{tokens(cost.unpricedTokens)} unpriced</span> : null}
+                      </>
                     )
-                  })}
-                </tbody>
-              </table>
-            </div>
+                  },
+                },
+              ]}
+            />
           )
         }
       </Query>

@@ -1,7 +1,8 @@
 import type { IssueSummary } from '@slaw/client'
 import { useEffect, useRef, useState } from 'react'
+import { DataTable } from '../components/DataTable'
 import { useNewIssue } from '../components/Layout'
-import { Empty, PageTitle, Query, Status } from '../components/ui'
+import { AgentOptions, Empty, PageTitle, Query, Status } from '../components/ui'
 import { takeSearchFocus } from '../lib/focus'
 import { words } from '../lib/format'
 import { href, navigate, useLocation } from '../lib/router'
@@ -69,11 +70,7 @@ export function IssuesPage({ squadId }: { squadId: string }) {
           Assignee
           <select value={assignee} onChange={(e) => setFilter({ assignee: e.target.value })}>
             <option value="">Anyone</option>
-            {(agents.data ?? []).map((a) => (
-              <option key={a.id} value={a.id}>
-                {a.name}
-              </option>
-            ))}
+            <AgentOptions agents={agents.data ?? []} />
           </select>
         </label>
         <div className="segmented" role="group" aria-label="View">
@@ -104,40 +101,26 @@ function List({ squadId, status, assignee, q }: { squadId: string; status: strin
             <Empty title="No issues yet.">Press c or use New issue to write the first one; agents pick up issues assigned to them.</Empty>
           )
         ) : (
-          <div className="table-wrap">
-            <table className="table">
-              <caption className="visually-hidden">Issues</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Issue</th>
-                  <th scope="col">Title</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Priority</th>
-                  <th scope="col">Assignee</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((i) => (
-                  <tr key={i.id}>
-                    <td>
-                      <a data-row href={href({ name: 'issue', squadId, id: i.id })}>
-                        {i.identifier}
-                      </a>
-                    </td>
-                    <td>{i.title}</td>
-                    <td>
-                      <Status value={i.status} />
-                    </td>
-                    <td>
-                      <span className={`prio p-${i.priority}`}>{i.priority}</span>
-                    </td>
-                    <td>{i.assigneeAgentId ? agentName(i.assigneeAgentId) : <span className="muted">unassigned</span>}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            {list.length >= 200 ? <p className="muted small">Showing the first 200; narrow the filters to see others.</p> : null}
-          </div>
+          <DataTable
+            caption="Issues"
+            rows={list}
+            rowKey={(i) => i.id}
+            columns={[
+              {
+                header: 'Issue',
+                cell: (i) => (
+                  <a data-row href={href({ name: 'issue', squadId, id: i.id })}>
+                    {i.identifier}
+                  </a>
+                ),
+              },
+              { header: 'Title', cell: (i) => i.title },
+              { header: 'Status', cell: (i) => <Status value={i.status} /> },
+              { header: 'Priority', cell: (i) => <span className={`prio p-${i.priority}`}>{i.priority}</span> },
+              { header: 'Assignee', cell: (i) => (i.assigneeAgentId ? agentName(i.assigneeAgentId) : <span className="muted">unassigned</span>) },
+            ]}
+            footer={list.length >= 200 ? <p className="muted small">Showing the first 200; narrow the filters to see others.</p> : null}
+          />
         )
       }
     </Query>

@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { DataTable } from '../components/DataTable'
 import { Empty, ErrorBox, PageTitle, Query, Section, Status } from '../components/ui'
 import { unwrap } from '../lib/api'
 import { ago, exactTime, words } from '../lib/format'
@@ -21,39 +22,25 @@ export function RoutinesPage({ squadId }: { squadId: string }) {
           list.length === 0 ? (
             <Empty title="No routines yet.">A routine opens an issue on a schedule or a webhook; create one with POST /api/squads/&#123;squadId&#125;/routines.</Empty>
           ) : (
-            <div className="table-wrap">
-              <table className="table">
-                <caption className="visually-hidden">Routines</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Routine</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Assignee</th>
-                    <th scope="col">Concurrency</th>
-                    <th scope="col">Updated</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((r) => (
-                    <tr key={r.id}>
-                      <td>
-                        <a data-row href={href({ name: 'routine', squadId, id: r.id })}>
-                          {r.title}
-                        </a>
-                      </td>
-                      <td>
-                        <Status value={r.status} />
-                      </td>
-                      <td>{r.assigneeAgentId ? agentName(r.assigneeAgentId) : 'unassigned'}</td>
-                      <td className="small">{words(r.concurrencyPolicy)}</td>
-                      <td className="small" title={exactTime(r.updatedAt)}>
-                        {ago(r.updatedAt)}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              caption="Routines"
+              rows={list}
+              rowKey={(r) => r.id}
+              columns={[
+                {
+                  header: 'Routine',
+                  cell: (r) => (
+                    <a data-row href={href({ name: 'routine', squadId, id: r.id })}>
+                      {r.title}
+                    </a>
+                  ),
+                },
+                { header: 'Status', cell: (r) => <Status value={r.status} /> },
+                { header: 'Assignee', cell: (r) => (r.assigneeAgentId ? agentName(r.assigneeAgentId) : 'unassigned') },
+                { header: 'Concurrency', cell: (r) => words(r.concurrencyPolicy), className: 'small' },
+                { header: 'Updated', cell: (r) => ago(r.updatedAt), className: 'small', title: (r) => exactTime(r.updatedAt) },
+              ]}
+            />
           )
         }
       </Query>

@@ -1,5 +1,6 @@
 import type { HeartbeatRun } from '@slaw/client'
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { DataTable, type Column } from '../components/DataTable'
 import { LiveOutput } from '../components/LiveOutput'
 import { Empty, ErrorBox, PageTitle, Query, Section, Status } from '../components/ui'
 import { unwrap } from '../lib/api'
@@ -67,47 +68,23 @@ export function RunsPage({ squadId }: { squadId: string }) {
 }
 
 export function RunTable({ squadId, runs, agentName }: { squadId: string; runs: HeartbeatRun[]; agentName?: (id: string) => string }) {
-  return (
-    <div className="table-wrap">
-      <table className="table">
-        <caption className="visually-hidden">Runs</caption>
-        <thead>
-          <tr>
-            <th scope="col">Run</th>
-            {agentName ? <th scope="col">Agent</th> : null}
-            <th scope="col">Status</th>
-            <th scope="col">Reason</th>
-            <th scope="col" className="num">
-              Duration
-            </th>
-            <th scope="col" className="num">
-              Cost
-            </th>
-            <th scope="col">Error</th>
-          </tr>
-        </thead>
-        <tbody>
-          {runs.map((r) => (
-            <tr key={r.id}>
-              <td>
-                <a data-row href={href({ name: 'run', squadId, id: r.id })} title={exactTime(r.createdAt)}>
-                  {ago(r.createdAt)}
-                </a>
-              </td>
-              {agentName ? <td>{agentName(r.agentId)}</td> : null}
-              <td>
-                <Status value={r.status} />
-              </td>
-              <td>{words(r.reason)}</td>
-              <td className="num">{duration(r.startedAt, r.finishedAt)}</td>
-              <td className="num">{runCost(r.usage)}</td>
-              <td className="small">{r.errorCode ?? ''}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  )
+  const columns: Column<HeartbeatRun>[] = [
+    {
+      header: 'Run',
+      cell: (r) => (
+        <a data-row href={href({ name: 'run', squadId, id: r.id })} title={exactTime(r.createdAt)}>
+          {ago(r.createdAt)}
+        </a>
+      ),
+    },
+    ...(agentName ? [{ header: 'Agent', cell: (r: HeartbeatRun) => agentName(r.agentId) }] : []),
+    { header: 'Status', cell: (r) => <Status value={r.status} /> },
+    { header: 'Reason', cell: (r) => words(r.reason) },
+    { header: 'Duration', cell: (r) => duration(r.startedAt, r.finishedAt), num: true },
+    { header: 'Cost', cell: (r) => runCost(r.usage), num: true },
+    { header: 'Error', cell: (r) => r.errorCode ?? '', className: 'small' },
+  ]
+  return <DataTable caption="Runs" rows={runs} rowKey={(r) => r.id} columns={columns} />
 }
 
 export function RunPage({ squadId, id }: { squadId: string; id: string }) {

@@ -1,4 +1,5 @@
 import { useQuery } from '@tanstack/react-query'
+import { DataTable } from '../components/DataTable'
 import { Empty, PageTitle, Query, Status } from '../components/ui'
 import { unwrap } from '../lib/api'
 import { ago, exactTime, words } from '../lib/format'
@@ -19,41 +20,26 @@ export function SecretsPage({ squadId }: { squadId: string }) {
           list.length === 0 ? (
             <Empty title="No secrets in this squad.">Add one with slaw secret set or POST /api/squads/&#123;squadId&#125;/secrets; agents bind them by reference.</Empty>
           ) : (
-            <div className="table-wrap">
-              <table className="table">
-                <caption className="visually-hidden">Secrets</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Provider</th>
-                    <th scope="col">Status</th>
-                    <th scope="col" className="num">
-                      Version
-                    </th>
-                    <th scope="col">Rotated</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((s) => (
-                    <tr key={s.id}>
-                      <td>{s.name}</td>
-                      <td className="mono small">{s.key}</td>
-                      <td>
-                        {s.provider} <span className="muted small">{words(s.managedMode)}</span>
-                      </td>
-                      <td>
-                        <Status value={s.status} />
-                      </td>
-                      <td className="num">{s.latestVersion}</td>
-                      <td className="small" title={exactTime(s.lastRotatedAt)}>
-                        {s.lastRotatedAt ? ago(s.lastRotatedAt) : 'never'}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              caption="Secrets"
+              rows={list}
+              rowKey={(s) => s.id}
+              columns={[
+                { header: 'Name', cell: (s) => s.name },
+                { header: 'Key', cell: (s) => s.key, className: 'mono small' },
+                {
+                  header: 'Provider',
+                  cell: (s) => (
+                    <>
+                      {s.provider} <span className="muted small">{words(s.managedMode)}</span>
+                    </>
+                  ),
+                },
+                { header: 'Status', cell: (s) => <Status value={s.status} /> },
+                { header: 'Version', cell: (s) => s.latestVersion, num: true },
+                { header: 'Rotated', cell: (s) => (s.lastRotatedAt ? ago(s.lastRotatedAt) : 'never'), className: 'small', title: (s) => exactTime(s.lastRotatedAt) },
+              ]}
+            />
           )
         }
       </Query>
