@@ -252,6 +252,57 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     streamGate = new Promise<void>((r) => (releaseStream = r))
   })
 
+  await t.test('the costs page: by agent, by model and by day, metered, subscription and unpriced apart', async (t) => {
+    // The run above reported claude-test for $0.07; two more models, one unpriced, one on a subscription.
+    await call('POST', `/api/squads/${squad.id}/cost-events`, { agentId: bob.id, model: 'gpt-5-codex', inputTokens: 4000, outputTokens: 1000, costCents: 0, costStatus: 'unpriced' })
+    await call('POST', `/api/squads/${squad.id}/cost-events`, {
+      agentId: bob.id,
+      model: 'claude-sonnet-4-5',
+      inputTokens: 9000,
+      outputTokens: 1000,
+      costCents: 0,
+      billingType: 'subscription_included',
+    })
+    await page.goto(`${baseUrl}/#/squads/${squad.id}/costs`)
+    const byModel = page.getByRole('table', { name: 'Costs by model' })
+    const row = (table: typeof byModel, name: string) => table.getByRole('row', { name: new RegExp(name) })
+    await row(byModel, 'claude-test').waitFor()
+    t.match(await row(byModel, 'claude-test').textContent(), /anthropic.*metered api.*\$0\.07/, "the run's model, metered")
+    t.match(await row(byModel, 'gpt-5-codex').textContent(), /openai.*metered api.*\$0\.00.*5,000$/, 'unpriced tokens in their own column')
+    t.match(await row(byModel, 'claude-sonnet-4-5').textContent(), /subscription included\$0\.0010K10K0$/, 'subscription tokens apart')
+    const byDay = page.getByRole('table', { name: 'Costs by day' })
+    const today = new Date().toISOString().slice(0, 10)
+    t.match(await row(byDay, today).textContent(), /\$0\.07/, "today's row holds the day's metered spend")
+    t.equal(await byDay.locator('tbody tr').count(), Number(today.slice(8)), 'one row per day of the month so far')
+    t.match(await page.locator('figure.chart svg').first().getAttribute('aria-label'), new RegExp(`^Spend by day in ${today.slice(0, 7)}: \\$0\\.07 to date`))
+    t.match(
+      await page.getByRole('table', { name: 'Costs by agent' }).getByRole('row', { name: /bob/ }).textContent(),
+      /bob\$0\.0015K15K5,000$/,
+      'tokens, subscription (priced by nobody included) and unpriced',
+    )
+
+    // A cost recorded while the page is open shows up by itself.
+    await call('POST', `/api/squads/${squad.id}/cost-events`, { agentId: ada.id, model: 'o3-mini', inputTokens: 100, outputTokens: 10, costCents: 123 })
+    await row(byModel, 'o3-mini').waitFor({ timeout: 5000 })
+    await byModel.locator('tbody tr').first().getByText('o3-mini').waitFor()
+    t.pass('the new model leads the table, live')
+    await shoot('costs')
+  })
+
+  await t.test('the issue page lists the approvals that name it, in every status', async (t) => {
+    const issue = (await call('POST', `/api/squads/${squad.id}/issues`, { title: 'Pick a CDN' })).issue
+    const ask = (title: string) =>
+      call('POST', `/api/squads/${squad.id}/approvals`, { type: 'request_board_approval', requestedByAgentId: ada.id, issueIds: [issue.id], payload: { title, summary: 'Please decide.' } })
+    const first = (await ask('Use the cheaper CDN')).approval
+    await call('POST', `/api/approvals/${first.id}/reject`, { decisionNote: 'Too slow in Asia.' })
+    await ask('Use the faster CDN')
+    await page.goto(`${baseUrl}/#/squads/${squad.id}/issues/${issue.id}`)
+    const section = page.getByRole('region', { name: 'Approvals', exact: true })
+    await section.getByText('Use the faster CDN').waitFor()
+    t.match(await section.locator('li', { hasText: 'Use the cheaper CDN' }).textContent(), /rejected/)
+    t.match(await section.locator('li', { hasText: 'Use the faster CDN' }).textContent(), /pending/)
+  })
+
   await t.test('the agent page: wake now, check environment', async (t) => {
     await page.goto(`${baseUrl}/#/squads/${squad.id}/agents/${bob.id}`)
     await page.getByRole('heading', { name: /bob/, level: 1 }).waitFor()
@@ -327,12 +378,16 @@ t.test('the operator console in Chromium', { skip: browserSkip ?? false }, async
     t.equal(await page.locator('main tbody tr').count(), 1, 'the search is applied, and kept in the URL')
   })
 
-  await t.test('the squad switcher keeps the page and changes the squad', async (t) => {
-    const other = (await call('POST', '/api/squads', { name: 'Second squad' })).squad
-    await call('POST', `/api/squads/${other.id}/issues`, { title: 'Only in the second squad' })
+  await t.test('a squad made through the API appears in the switcher live; the switcher keeps the page', async (t) => {
     await page.goto(`${baseUrl}/#/squads/${squad.id}/issues`)
-    await page.getByLabel('Squad').focus() // the squads are read again when the switcher is opened
-    await page.getByRole('option', { name: 'Second squad' }).waitFor({ state: 'attached' })
+    await page.getByRole('cell', { name: 'Made through the API' }).waitFor()
+    await page.getByText('Live', { exact: true }).waitFor()
+    const started = Date.now()
+    const other = (await call('POST', '/api/squads', { name: 'Second squad' })).squad
+    // No focus, no reload: the squad.created event reaches this squad's stream.
+    await page.getByRole('option', { name: 'Second squad' }).waitFor({ state: 'attached', timeout: 5000 })
+    t.comment(`the new squad was in the switcher ${Date.now() - started} ms after the API made it`)
+    await call('POST', `/api/squads/${other.id}/issues`, { title: 'Only in the second squad' })
     await page.getByLabel('Squad').selectOption({ label: 'Second squad' })
     await page.waitForURL(new RegExp(`/squads/${other.id}/issues`))
     await page.getByRole('cell', { name: 'Only in the second squad' }).waitFor()

@@ -39,6 +39,15 @@ export function useBudgets(squadId: string) {
   })
 }
 
+/** The month's spend per UTC day (the Costs page's table and the Overview's chart). */
+export function useCostsByDay(squadId: string) {
+  const api = useApi()
+  return useQuery({
+    queryKey: ['squad', squadId, 'costs', 'by-day'],
+    queryFn: async () => unwrap(await api.GET('/api/squads/{squadId}/costs/by-day', { params: { path: { squadId } } })),
+  })
+}
+
 type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'timed_out'
 export function useRuns(squadId: string, filter: { status?: RunStatus[]; agentId?: string; limit?: number } = {}) {
   const api = useApi()
@@ -57,12 +66,13 @@ export function useRuns(squadId: string, filter: { status?: RunStatus[]; agentId
 }
 
 type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'revision_requested'
-export function useApprovals(squadId: string, status?: ApprovalStatus) {
+/** The squad's approvals (of one status, or naming one issue, or all), newest first. */
+export function useApprovals(squadId: string, status?: ApprovalStatus, issueId?: string) {
   const api = useApi()
   return useQuery({
-    queryKey: ['squad', squadId, 'approvals', status ?? 'all'],
+    queryKey: ['squad', squadId, 'approvals', status ?? 'all', issueId ?? 'any'],
     queryFn: async () =>
-      unwrap(await api.GET('/api/squads/{squadId}/approvals', { params: { path: { squadId }, query: { ...(status ? { status } : {}), limit: 100 } } })).approvals,
+      unwrap(await api.GET('/api/squads/{squadId}/approvals', { params: { path: { squadId }, query: { ...(status ? { status } : {}), ...(issueId ? { issueId } : {}), limit: 100 } } })).approvals,
   })
 }
 

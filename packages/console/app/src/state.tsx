@@ -61,10 +61,14 @@ export function LiveEvents({ squadId, children }: { squadId: string; children: R
     })
     setState('connecting')
     // A client of its own for the stream, to know when the connection is answered (live) or lost.
+    let answered = false
     const stream = createConsoleClient(window.location.origin, async (req) => {
       try {
         const res = await fetch(req)
         setState(res.ok ? 'live' : 'offline')
+        // A resumed stream replays this squad's events only: squads made meanwhile are read again.
+        if (res.ok && answered) batch.add([['squads']])
+        answered ||= res.ok
         return res
       } catch (err) {
         setState('offline')

@@ -28,6 +28,12 @@ describe('which views an event makes stale', () => {
     expect(keys).toContainEqual(['squad', 'S', 'budgets'])
     expect(keys).toContainEqual(['squad', 'S', 'costs'])
   })
+  it("a squad made or renamed (any squad's, on an Operator stream) refreshes the switcher's list", () => {
+    const keys = staleKeysFor(ev('squad.created', { squadId: 'NEW', entityType: 'squad', entityId: 'NEW' }))
+    expect(keys).toContainEqual(['squads'])
+    expect(keys).not.toContainEqual(['squad', 'S', 'issues'])
+    expect(staleKeysFor(ev('squad.updated', { entityType: 'squad' }))).toContainEqual(['squads'])
+  })
   it('a resync refreshes everything', () => {
     expect(staleKeysFor({ type: 'resync', lastEventId: '9' } as never)).toEqual([[]])
   })

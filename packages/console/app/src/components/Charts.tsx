@@ -1,9 +1,23 @@
 import type { DashboardSummary } from '@slaw/client'
-import { fillDays, lastDays, niceMax, stackedBars } from '../lib/chart'
+import { fillDays, lastDays, monthToDate, stackedBars } from '../lib/chart'
 import { money } from '../lib/format'
 
 const W = 560
 const H = 140
+
+/** The first and last day under a chart's bars (MM-DD). */
+function DayTicks({ first, last }: { first: string | undefined; last: string | undefined }) {
+  return (
+    <>
+      <text x="0" y={H + 14} className="tick">
+        {first?.slice(5)}
+      </text>
+      <text x={W} y={H + 14} className="tick" textAnchor="end">
+        {last?.slice(5)}
+      </text>
+    </>
+  )
+}
 
 /** Fourteen days of runs by outcome, stacked (succeeded, failed, other), from the dashboard. */
 export function RunsChart({ activity }: { activity: DashboardSummary['runActivity'] }) {
@@ -29,12 +43,7 @@ export function RunsChart({ activity }: { activity: DashboardSummary['runActivit
             {b.segments.map((s) => (s.height > 0 ? <rect key={s.key} x={b.x} y={s.y} width={b.width} height={s.height} className={`seg-${s.key}`} /> : null))}
           </g>
         ))}
-        <text x="0" y={H + 14} className="tick">
-          {days[0]?.date.slice(5)}
-        </text>
-        <text x={W} y={H + 14} className="tick" textAnchor="end">
-          {days[days.length - 1]?.date.slice(5)}
-        </text>
+        <DayTicks first={days[0]?.date} last={days[days.length - 1]?.date} />
       </svg>
       <figcaption className="legend">
         <span className="key seg-succeeded">succeeded</span>
@@ -45,38 +54,37 @@ export function RunsChart({ activity }: { activity: DashboardSummary['runActivit
   )
 }
 
-export interface SpendWindow {
-  label: string
-  cents: number
-}
-
 /**
- * Spend over the API's rolling windows (5 hours, 24 hours, 7 days) and the month so far, against
- * the month's budget as a line. The API offers these sums; it has no per-day spend series.
+ * The month's spend by UTC day against the month's budget: each day's bar is the month to date at
+ * its end, the day's own spend on top of the days before it, and the budget a dashed line.
  */
-export function SpendChart({ windows, budgetCents }: { windows: SpendWindow[]; budgetCents: number | null }) {
-  const max = niceMax(Math.max(budgetCents ?? 0, ...windows.map((w) => w.cents)))
-  const rowH = 26
-  const labelW = 70
-  const height = windows.length * rowH + 8
-  const scale = (c: number) => ((W - labelW - 80) * c) / max
+export function MonthSpendChart({ month, days, budgetCents }: { month: string; days: { day: string; costCents: number }[]; budgetCents: number | null }) {
+  const rows = monthToDate(days, month)
+  const { bars, max } = stackedBars(rows, W, H, 4, budgetCents ?? 0)
+  const past = rows.filter((r) => !r.future)
+  const toDate = past[past.length - 1]?.toDate ?? 0
+  const budgetY = budgetCents === null ? null : H - (budgetCents / max) * H
   return (
     <figure className="chart">
-      <svg viewBox={`0 0 ${W} ${height}`} role="img" aria-label={`Spend: ${windows.map((w) => `${w.label} ${money(w.cents)}`).join(', ')}; month budget ${budgetCents === null ? 'none' : money(budgetCents)}`}>
-        {windows.map((w, i) => (
-          <g key={w.label} transform={`translate(0 ${i * rowH + 4})`}>
-            <text x="0" y="15" className="tick">
-              {w.label}
-            </text>
-            <rect x={labelW} y="3" width={Math.max(1, scale(w.cents))} height="16" className={budgetCents !== null && w.cents > budgetCents ? 'seg-failed' : 'seg-spend'} />
-            <text x={labelW + scale(w.cents) + 6} y="15" className="tick num">
-              {money(w.cents)}
-            </text>
-          </g>
-        ))}
-        {budgetCents !== null ? <line x1={labelW + scale(budgetCents)} x2={labelW + scale(budgetCents)} y1="0" y2={height} className="budget-line" /> : null}
+      <svg viewBox={`0 0 ${W} ${H + 18}`} role="img" aria-label={`Spend by day in ${month}: ${money(toDate)} to date; month budget ${budgetCents === null ? 'none' : money(budgetCents)}`}>
+        <line x1="0" x2={W} y1={H} y2={H} className="axis" />
+        <text x="0" y="10" className="tick">
+          {money(max)}
+        </text>
+        {bars.map((b, i) =>
+          rows[i]!.future ? null : (
+            <g key={b.label}>
+              <title>{`${b.label}: ${money(rows[i]!.segments[1]!.value)} that day, ${money(rows[i]!.toDate)} month to date`}</title>
+              {b.segments.map((s) => (s.height > 0 ? <rect key={s.key} x={b.x} y={s.y} width={b.width} height={s.height} className={s.key === 'day' ? 'seg-spend' : 'seg-before'} /> : null))}
+            </g>
+          ),
+        )}
+        {budgetY !== null ? <line x1="0" x2={W} y1={budgetY} y2={budgetY} className="budget-line" /> : null}
+        <DayTicks first={rows[0]?.label} last={rows[rows.length - 1]?.label} />
       </svg>
       <figcaption className="legend">
+        <span className="key seg-spend">that day</span>
+        <span className="key seg-before">earlier days</span>
         {budgetCents !== null ? <span className="key budget">month budget {money(budgetCents)}</span> : <span className="muted">No month budget is set for this squad.</span>}
       </figcaption>
     </figure>

@@ -41,6 +41,10 @@ export function staleKeysFor(event: SquadEvent | ResyncEvent): QueryKeyPrefix[] 
     case 'routine':
       keys.push(['squad', squad, 'routines'], ['routine', event.entityId])
       break
+    case 'squad':
+      // Any squad made or renamed (Operator streams hear of every squad's): the switcher's list.
+      keys.push(['squads'])
+      break
   }
   return keys
 }

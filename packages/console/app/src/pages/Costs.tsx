@@ -1,17 +1,43 @@
 import { useQuery } from '@tanstack/react-query'
+import { MonthSpendChart } from '../components/Charts'
+import { DataTable, type Column } from '../components/DataTable'
 import { Empty, PageTitle, Query, Section, Stat } from '../components/ui'
 import { unwrap } from '../lib/api'
 import { count, money, percent, tokens, words } from '../lib/format'
 import { href } from '../lib/router'
-import { useBudgets } from '../queries'
+import { useBudgets, useCostsByDay } from '../queries'
 import { useApi } from '../state'
+
+/** The figures every cost row carries (docs/costs-and-budgets.md): metered, subscription and unpriced apart. */
+interface CostFigures {
+  costCents: number
+  inputTokens: number
+  cachedInputTokens: number
+  cacheWriteTokens: number
+  outputTokens: number
+  subscriptionTokens: number
+  unpricedTokens: number
+  events: number
+}
+
+/** Metered spend and tokens, then subscription and unpriced tokens, after the row's own columns. */
+export function costColumns<T extends CostFigures>(): Column<T>[] {
+  return [
+    { header: 'Metered', num: true, cell: (r) => money(r.costCents) },
+    { header: 'Tokens', num: true, cell: (r) => tokens(r.inputTokens + r.cachedInputTokens + r.outputTokens), title: (r) => `${r.inputTokens} in · ${r.cachedInputTokens} cached · ${r.outputTokens} out` },
+    { header: 'Subscription', num: true, cell: (r) => tokens(r.subscriptionTokens) },
+    { header: 'Unpriced', num: true, cell: (r) => tokens(r.unpricedTokens) },
+  ]
+}
 
 export function CostsPage({ squadId }: { squadId: string }) {
   const api = useApi()
   const path = { params: { path: { squadId } } }
   const summary = useQuery({ queryKey: ['squad', squadId, 'costs', 'summary'], queryFn: async () => unwrap(await api.GET('/api/squads/{squadId}/costs/summary', path)).summary })
   const byAgent = useQuery({ queryKey: ['squad', squadId, 'costs', 'by-agent'], queryFn: async () => unwrap(await api.GET('/api/squads/{squadId}/costs/by-agent', path)) })
+  const byModel = useQuery({ queryKey: ['squad', squadId, 'costs', 'by-model'], queryFn: async () => unwrap(await api.GET('/api/squads/{squadId}/costs/by-model', path)) })
   const byProvider = useQuery({ queryKey: ['squad', squadId, 'costs', 'by-provider'], queryFn: async () => unwrap(await api.GET('/api/squads/{squadId}/costs/by-provider', path)) })
+  const byDay = useCostsByDay(squadId)
   const windows = useQuery({ queryKey: ['squad', squadId, 'costs', 'windows'], queryFn: async () => unwrap(await api.GET('/api/squads/{squadId}/costs/window-spend', path)).windows })
   const budgets = useBudgets(squadId)
   return (
@@ -34,13 +60,11 @@ export function CostsPage({ squadId }: { squadId: string }) {
               d.agents.length === 0 ? (
                 <Empty title="No agent has spent anything this month." />
               ) : (
-                <CostTable
-                  first="Agent"
-                  rows={d.agents.map((a) => ({
-                    key: a.agentId,
-                    label: a.name ? <a href={href({ name: 'agent', squadId, id: a.agentId })}>{a.name}</a> : 'a removed agent',
-                    ...a,
-                  }))}
+                <DataTable
+                  caption="Costs by agent"
+                  rows={d.agents}
+                  rowKey={(a) => a.agentId}
+                  columns={[{ header: 'Agent', cell: (a) => (a.name ? <a href={href({ name: 'agent', squadId, id: a.agentId })}>{a.name}</a> : 'a removed agent') }, ...costColumns<(typeof d.agents)[number]>()]}
                 />
               )
             }
@@ -48,42 +72,75 @@ export function CostsPage({ squadId }: { squadId: string }) {
         </Section>
         <Section title="By provider, this month">
           <Query query={byProvider} label="costs by provider">
-            {(d) => (d.providers.length === 0 ? <Empty title="No provider costs this month." /> : <CostTable first="Provider" rows={d.providers.map((p) => ({ key: p.provider, label: p.provider, ...p }))} />)}
+            {(d) =>
+              d.providers.length === 0 ? (
+                <Empty title="No provider costs this month." />
+              ) : (
+                <DataTable caption="Costs by provider" rows={d.providers} rowKey={(p) => p.provider} columns={[{ header: 'Provider', cell: (p) => p.provider }, ...costColumns<(typeof d.providers)[number]>()]} />
+              )
+            }
           </Query>
         </Section>
       </div>
+      <Section title="By model, this month">
+        <Query query={byModel} label="costs by model">
+          {(d) =>
+            d.models.length === 0 ? (
+              <Empty title="No model was used this month.">Agents report each model call's usage as a cost event; it shows here by model and billing.</Empty>
+            ) : (
+              <DataTable
+                caption="Costs by model"
+                rows={d.models}
+                rowKey={(m) => `${m.provider}/${m.model}/${m.billingType}`}
+                columns={[
+                  { header: 'Model', cell: (m) => m.model, className: 'mono small' },
+                  { header: 'Provider', cell: (m) => m.provider },
+                  { header: 'Billing', cell: (m) => words(m.billingType) },
+                  ...costColumns<(typeof d.models)[number]>(),
+                ]}
+              />
+            )
+          }
+        </Query>
+      </Section>
+      <Section title="By day, this month">
+        <Query query={byDay} label="costs by day">
+          {(d) => (
+            <>
+              <MonthSpendChart month={d.month} days={d.days} budgetCents={budgets.data?.squad.budgetMonthlyCents ?? null} />
+              <DataTable
+                caption="Costs by day"
+                rows={[...d.days].reverse()}
+                rowKey={(r) => r.day}
+                columns={[
+                  { header: 'Day (UTC)', cell: (r) => r.day, className: 'num' },
+                  { header: 'Metered', num: true, cell: (r) => money(r.costCents) },
+                  { header: 'Input', num: true, cell: (r) => tokens(r.inputTokens) },
+                  { header: 'Cached', num: true, cell: (r) => tokens(r.cachedInputTokens) },
+                  { header: 'Output', num: true, cell: (r) => tokens(r.outputTokens) },
+                  { header: 'Subscription', num: true, cell: (r) => tokens(r.subscriptionTokens) },
+                  { header: 'Unpriced', num: true, cell: (r) => tokens(r.unpricedTokens) },
+                ]}
+              />
+            </>
+          )}
+        </Query>
+      </Section>
       <div className="grid2">
         <Section title="Rolling windows">
           <Query query={windows} label="rolling windows">
             {(ws) => (
-              <div className="table-wrap">
-                <table className="table">
-                  <thead>
-                    <tr>
-                      <th scope="col">Window</th>
-                      <th scope="col" className="num">
-                        Spend
-                      </th>
-                      <th scope="col" className="num">
-                        Tokens
-                      </th>
-                      <th scope="col" className="num">
-                        Events
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {ws.map((w) => (
-                      <tr key={w.window}>
-                        <td>last {w.window}</td>
-                        <td className="num">{money(w.costCents)}</td>
-                        <td className="num">{tokens(w.inputTokens + w.cachedInputTokens + w.outputTokens)}</td>
-                        <td className="num">{count(w.events)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable
+                caption="Rolling windows"
+                rows={ws}
+                rowKey={(w) => w.window}
+                columns={[
+                  { header: 'Window', cell: (w) => `last ${w.window}` },
+                  { header: 'Spend', num: true, cell: (w) => money(w.costCents) },
+                  { header: 'Tokens', num: true, cell: (w) => tokens(w.inputTokens + w.cachedInputTokens + w.outputTokens) },
+                  { header: 'Events', num: true, cell: (w) => count(w.events) },
+                ]}
+              />
             )}
           </Query>
         </Section>
@@ -96,36 +153,24 @@ export function CostsPage({ squadId }: { squadId: string }) {
                   {b.squad.budgetHardStop ? ' · hard stop' : ''}
                 </p>
                 {b.agents.length ? (
-                  <div className="table-wrap">
-                    <table className="table">
-                      <thead>
-                        <tr>
-                          <th scope="col">Agent</th>
-                          <th scope="col" className="num">
-                            Spent
-                          </th>
-                          <th scope="col" className="num">
-                            Budget
-                          </th>
-                          <th scope="col" className="num">
-                            Used
-                          </th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        {b.agents.map((a) => (
-                          <tr key={a.agentId}>
-                            <td>
-                              <a href={href({ name: 'agent', squadId, id: a.agentId })}>{a.name}</a> {a.status === 'paused' ? <span className="muted small">paused{a.pauseReason ? ` (${a.pauseReason})` : ''}</span> : null}
-                            </td>
-                            <td className="num">{money(a.spentMonthlyCents)}</td>
-                            <td className="num">{a.budgetMonthlyCents === null ? 'none' : money(a.budgetMonthlyCents)}</td>
-                            <td className="num">{a.budgetMonthlyCents === null ? '—' : percent(a.percentUsed)}</td>
-                          </tr>
-                        ))}
-                      </tbody>
-                    </table>
-                  </div>
+                  <DataTable
+                    caption="Agent budgets"
+                    rows={b.agents}
+                    rowKey={(a) => a.agentId}
+                    columns={[
+                      {
+                        header: 'Agent',
+                        cell: (a) => (
+                          <>
+                            <a href={href({ name: 'agent', squadId, id: a.agentId })}>{a.name}</a> {a.status === 'paused' ? <span className="muted small">paused{a.pauseReason ? ` (${a.pauseReason})` : ''}</span> : null}
+                          </>
+                        ),
+                      },
+                      { header: 'Spent', num: true, cell: (a) => money(a.spentMonthlyCents) },
+                      { header: 'Budget', num: true, cell: (a) => (a.budgetMonthlyCents === null ? 'none' : money(a.budgetMonthlyCents)) },
+                      { header: 'Used', num: true, cell: (a) => (a.budgetMonthlyCents === null ? '—' : percent(a.percentUsed)) },
+                    ]}
+                  />
                 ) : null}
                 {b.incidents.length ? (
                   <ul className="plain">
@@ -143,56 +188,6 @@ export function CostsPage({ squadId }: { squadId: string }) {
           </Query>
         </Section>
       </div>
-      <p className="muted small">The API reports spend by agent and by provider; it has no per-model or per-day breakdown, so none is shown.</p>
     </>
-  )
-}
-
-interface CostRow {
-  key: string
-  label: React.ReactNode
-  costCents: number
-  inputTokens: number
-  cachedInputTokens: number
-  outputTokens: number
-  subscriptionTokens: number
-  unpricedTokens: number
-  events: number
-}
-
-function CostTable({ first, rows }: { first: string; rows: CostRow[] }) {
-  return (
-    <div className="table-wrap">
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">{first}</th>
-            <th scope="col" className="num">
-              Metered
-            </th>
-            <th scope="col" className="num">
-              Tokens
-            </th>
-            <th scope="col" className="num">
-              Subscription
-            </th>
-            <th scope="col" className="num">
-              Unpriced
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.key}>
-              <td>{r.label}</td>
-              <td className="num">{money(r.costCents)}</td>
-              <td className="num">{tokens(r.inputTokens + r.cachedInputTokens + r.outputTokens)}</td>
-              <td className="num">{tokens(r.subscriptionTokens)}</td>
-              <td className="num">{tokens(r.unpricedTokens)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
   )
 }

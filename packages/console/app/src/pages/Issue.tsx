@@ -1,6 +1,6 @@
-import { useMutation, useQueries, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState, type FormEvent } from 'react'
-import { ErrorBox, Empty, PageTitle, Query, Section, Status } from '../components/ui'
+import { AgentOptions, ErrorBox, Empty, PageTitle, Query, Section, Status } from '../components/ui'
 import { unwrap } from '../lib/api'
 import { ago, exactTime, runCost, words } from '../lib/format'
 import { href } from '../lib/router'
@@ -98,13 +98,7 @@ function IssueControls({ squadId, id, status, assignee }: { squadId: string; id:
         Assign to
         <select value={assignee ?? ''} onChange={(e) => update.mutate({ assigneeAgentId: e.target.value || null })} disabled={update.isPending}>
           <option value="">Nobody</option>
-          {(agents.data ?? [])
-            .filter((a) => a.status !== 'terminated' || a.id === assignee)
-            .map((a) => (
-              <option key={a.id} value={a.id}>
-                {a.name}
-              </option>
-            ))}
+          <AgentOptions agents={(agents.data ?? []).filter((a) => a.status !== 'terminated' || a.id === assignee)} />
         </select>
       </label>
       {update.error ? <ErrorBox error={update.error} /> : null}
@@ -190,30 +184,29 @@ function IssueRuns({ squadId, id, agentName }: { squadId: string; id: string; ag
   )
 }
 
-/** The API links approvals to issues on the approval's side; pending ones are read and matched here. */
+/** Every approval that names the issue, whatever its state (`?issueId=`), newest first. */
 function IssueApprovals({ squadId, id }: { squadId: string; id: string }) {
-  const api = useApi()
-  const pending = useApprovals(squadId, 'pending')
-  const details = useQueries({
-    queries: (pending.data ?? []).slice(0, 50).map((a) => ({
-      queryKey: ['approval', a.id],
-      queryFn: async () => unwrap(await api.GET('/api/approvals/{id}', { params: { path: { id: a.id } } })).approval,
-    })),
-  })
-  const linked = details.flatMap((d) => (d.data && d.data.issueIds.includes(id) ? [d.data] : []))
+  const approvals = useApprovals(squadId, undefined, id)
   return (
-    <Section title="Pending approvals">
-      {linked.length === 0 ? (
-        <Empty title="No pending approval names this issue." />
-      ) : (
-        <ul className="plain">
-          {linked.map((a) => (
-            <li key={a.id}>
-              <a href={href({ name: 'approvals', squadId })}>{typeof a.payload.title === 'string' ? a.payload.title : words(a.type)}</a> <Status value={a.status} />
-            </li>
-          ))}
-        </ul>
-      )}
+    <Section title="Approvals">
+      <Query query={approvals} label="approvals">
+        {(list) =>
+          list.length === 0 ? (
+            <Empty title="No approval names this issue." />
+          ) : (
+            <ul className="plain">
+              {list.map((a) => (
+                <li key={a.id}>
+                  <a href={href({ name: 'approvals', squadId }, a.status === 'pending' ? {} : { status: a.status })}>{typeof a.payload.title === 'string' ? a.payload.title : words(a.type)}</a> <Status value={a.status} />{' '}
+                  <span className="muted small" title={exactTime(a.decidedAt ?? a.createdAt)}>
+                    {a.decidedAt ? `decided ${ago(a.decidedAt)}` : `asked ${ago(a.createdAt)}`}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Query>
     </Section>
   )
 }

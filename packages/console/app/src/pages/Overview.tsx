@@ -1,14 +1,11 @@
 import type { HeartbeatRun } from '@slaw/client'
-import { useQuery } from '@tanstack/react-query'
-import { RunsChart, SpendChart } from '../components/Charts'
+import { MonthSpendChart, RunsChart } from '../components/Charts'
 import { LiveOutput } from '../components/LiveOutput'
 import { Empty, ErrorBox, PageTitle, Query, Section, Stat, Status } from '../components/ui'
-import { unwrap } from '../lib/api'
 import { needsAttention, type AttentionItem } from '../lib/attention'
 import { ago, count, duration, money, percent, tokens } from '../lib/format'
 import { href } from '../lib/router'
-import { useAgentName, useApprovals, useBudgets, useDashboard, useIssues, useRuns } from '../queries'
-import { useApi } from '../state'
+import { useAgentName, useApprovals, useBudgets, useCostsByDay, useDashboard, useIssues, useRuns } from '../queries'
 
 export function OverviewPage({ squadId }: { squadId: string }) {
   const dashboard = useDashboard(squadId)
@@ -44,7 +41,7 @@ export function OverviewPage({ squadId }: { squadId: string }) {
               <Section title="Runs, last 14 days">
                 <RunsChart activity={d.runActivity} />
               </Section>
-              <Spend squadId={squadId} monthCents={d.costs.monthSpendCents} budgetCents={d.costs.monthBudgetCents} />
+              <Spend squadId={squadId} budgetCents={d.costs.monthBudgetCents} unpricedTokens={d.costs.monthUnpricedTokens} />
             </div>
           </>
         )}
@@ -53,16 +50,17 @@ export function OverviewPage({ squadId }: { squadId: string }) {
   )
 }
 
-function Spend({ squadId, monthCents, budgetCents }: { squadId: string; monthCents: number; budgetCents: number | null }) {
-  const api = useApi()
-  const windows = useQuery({
-    queryKey: ['squad', squadId, 'costs', 'windows'],
-    queryFn: async () => unwrap(await api.GET('/api/squads/{squadId}/costs/window-spend', { params: { path: { squadId } } })).windows,
-  })
+function Spend({ squadId, budgetCents, unpricedTokens }: { squadId: string; budgetCents: number | null; unpricedTokens: number }) {
+  const days = useCostsByDay(squadId)
   return (
-    <Section title="Spend against the month budget">
-      <Query query={windows} label="spend">
-        {(ws) => <SpendChart windows={[...ws.map((w) => ({ label: `last ${w.window}`, cents: w.costCents })), { label: 'month', cents: monthCents }]} budgetCents={budgetCents} />}
+    <Section title="Spend by day against the month budget">
+      <Query query={days} label="spend by day">
+        {(d) => (
+          <>
+            <MonthSpendChart month={d.month} days={d.days} budgetCents={budgetCents} />
+            {unpricedTokens ? <p className="muted small">{`${tokens(unpricedTokens)} unpriced tokens this month are not in these figures.`}</p> : null}
+          </>
+        )}
       </Query>
     </Section>
   )
