@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { CamelCasePlugin, Kysely, Migrator, sql, type Dialect, type Transaction } from 'kysely'
 import type { CommitNote, EventBroker, Storage, StorageSession } from '@slaw/core'
 import { migrationProvider, migrations } from './migrations/index.js'
+import { migrateEmptyDatabase } from './migrations/empty-database.js'
 import { pipelined } from './pipelined-transaction.js'
 import type { Database } from './schema.js'
 import { PgActivityRepository } from './repositories/activity.js'
@@ -75,6 +76,8 @@ export interface KyselyStorageOptions {
   poolStats?: () => { max: number; inUse: number }
   /** Wakes other nodes' event readers (PostgreSQL LISTEN/NOTIFY); none for a single-node store. */
   eventBroker?: EventBroker
+  /** A parameterless query may hold several statements (postgres.js's simple protocol; not PGlite's `query`). */
+  scripts?: boolean
 }
 
 /** The open transaction of an async context, and the notes it attached for `onCommit` listeners. */
@@ -105,6 +108,7 @@ export class KyselyStorage implements Storage {
   private readonly session: StorageSession
   private readonly onClose: (() => Promise<void>) | undefined
   private readonly dialect: Dialect
+  private readonly scripts: boolean
   private closed = false
   private readonly commitListeners = new Set<(notes: readonly CommitNote[]) => void>()
   poolStats?: () => { max: number; inUse: number }
@@ -117,6 +121,7 @@ export class KyselyStorage implements Storage {
     this.dataDir = options.dataDir
     this.inMemory = options.inMemory === true
     this.dialect = options.dialect
+    this.scripts = options.scripts === true
     // Columns are mapped to camelCase; jsonb values (activity details, payloads, permissions) are
     // user data and keep their keys exactly as written (`api_key` must not come back as `apiKey`).
     this.db = new Kysely<Database>({ dialect: options.dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] })
@@ -210,7 +215,10 @@ export class KyselyStorage implements Storage {
   }
 
   async migrate(): Promise<void> {
-    if (await this.migrated()) return
+    const recorded = await this.recordedMigrations()
+    if (recorded && recorded.length === Object.keys(migrations).length && recorded.every((name) => Object.hasOwn(migrations, name))) return
+    // A database slaw never migrated: every migration in one transaction (migrations/empty-database.ts).
+    if (!recorded && (await migrateEmptyDatabase(this.db as unknown as Kysely<unknown>, { scripts: this.scripts }))) return
     const migrator = new Migrator({ db: this.db, provider: migrationProvider, migrationTableName: 'slaw_migration', migrationLockTableName: 'slaw_migration_lock' })
     const { error, results } = await migrator.migrateToLatest()
     const failed = results?.find((r) => r.status === 'Error')
@@ -218,20 +226,19 @@ export class KyselyStorage implements Storage {
   }
 
   /**
-   * True when the database has exactly this build's migrations recorded: a start then costs two
-   * small queries. Kysely's Migrator would first scan the catalog for its two tables (every column of
-   * every table), which on a fresh PGlite was about 300 ms of a 1.8 s start. Anything else (a table
-   * missing, a migration to run, one this build does not know) goes to the Migrator, which applies
-   * or refuses exactly as before.
+   * The migrations recorded in `slaw_migration`, or undefined when there is no such table. Exactly
+   * this build's list means a start costs two small queries: Kysely's Migrator would first scan the
+   * catalog for its two tables (every column of every table), which on a fresh PGlite was about
+   * 300 ms of a 1.8 s start. Anything else (a migration to run, one this build does not know) goes
+   * to the Migrator, which applies or refuses exactly as before.
    */
-  private async migrated(): Promise<boolean> {
+  private async recordedMigrations(): Promise<string[] | undefined> {
     const {
       rows: [table],
     } = await sql<{ exists: boolean }>`select to_regclass('slaw_migration') is not null as exists`.execute(this.db)
-    if (!table?.exists) return false
+    if (!table?.exists) return undefined
     const { rows } = await sql<{ name: string }>`select name from slaw_migration`.execute(this.db)
-    const known = Object.keys(migrations)
-    return rows.length === known.length && rows.every((row) => Object.hasOwn(migrations, row.name))
+    return rows.map((row) => row.name)
   }
 
   private openTransaction(): Transaction<Database> | undefined {

@@ -39,5 +39,12 @@ export function pgStorage(options: PgStorageOptions): Storage & { readonly db: K
   const forDialect = owned ? client : (new Proxy(client, { get: (t, p) => (p === 'end' ? async () => undefined : Reflect.get(t, p)) }) as Sql)
   const dialect = new PostgresJsDialect(forDialect)
   const max = options.max ?? 10
-  return new KyselyStorage({ name: 'postgres', dialect, poolStats: () => ({ max, inUse: Math.min(max, dialect.busy()) }), eventBroker: pgNotifyBroker(client) })
+  return new KyselyStorage({
+    name: 'postgres',
+    dialect,
+    poolStats: () => ({ max, inUse: Math.min(max, dialect.busy()) }),
+    eventBroker: pgNotifyBroker(client),
+    // A first start's migrations go as one script (KyselyStorage.migrate).
+    scripts: true,
+  })
 }

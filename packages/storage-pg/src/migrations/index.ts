@@ -15,6 +15,8 @@ import * as consoleSessions from './0014-console-sessions.js'
 /**
  * Migrations in order. They are bundled (not read from disk) so the same list runs from src/,
  * dist/ESM and dist/CJS. Add a file and a line here; never edit a migration that has shipped.
+ * A migration is its exported `statements`, and its `up()` runs exactly those: a database never
+ * migrated gets all of them as one script (empty-database.ts).
  *
  * There is no 0008: that number was held by work that never shipped, and a number is never reused.
  * Kysely applies migrations in name order, so a gap is harmless.
