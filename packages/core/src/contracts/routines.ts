@@ -78,6 +78,8 @@ export interface RoutineRepository {
   insertRuns(runs: NewRoutineRun[]): Promise<RoutineRun[]>
   /** Stores the next due time (and last fire) of many schedule triggers in one statement. */
   advanceSchedules(updates: Array<{ id: string; nextFireAt: Date | null; lastFiredAt: Date }>): Promise<void>
+  /** The routine's runs holding any of these idempotency keys (one statement, for a group of fires). */
+  runsByIdempotencyKeys(routineId: string, keys: string[]): Promise<RoutineRun[]>
   getRun(id: string, opts?: { forUpdate?: boolean }): Promise<RoutineRun | undefined>
   updateRun(id: string, patch: RoutineRunPatch): Promise<RoutineRun | undefined>
   /** Newest first. */

@@ -544,6 +544,12 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     const k2 = await s.routines.insertRun(run({ source: 'manual', idempotencyKey: 'k' }))
     t.equal(k2.created, false)
     t.equal(k2.run.id, k1.run.id, 'the same idempotency key answers the stored run')
+    t.same(
+      (await s.routines.runsByIdempotencyKeys(routineId, ['k', 'unknown'])).map((x) => x.id),
+      [k1.run.id],
+      'runs by idempotency keys',
+    )
+    t.same(await s.routines.runsByIdempotencyKeys(routineId, []), [])
     t.same(await s.routines.envForRun(k1.run.id), { A: 'b' })
     t.equal(await s.routines.envForRun(uuidv7()), null)
     t.same(

@@ -187,6 +187,11 @@ export class PgRoutineRepository implements RoutineRepository {
        where t.id = v.id`.execute(this.db())
   }
 
+  async runsByIdempotencyKeys(routineId: string, keys: string[]): Promise<RoutineRun[]> {
+    if (!keys.length) return []
+    return this.db().selectFrom('routineRuns').selectAll().where('routineId', '=', routineId).where('idempotencyKey', 'in', keys).execute()
+  }
+
   async getRun(id: string, opts: { forUpdate?: boolean } = {}): Promise<RoutineRun | undefined> {
     let q = this.db().selectFrom('routineRuns').selectAll().where('id', '=', id)
     if (opts.forUpdate) q = q.forUpdate()
