@@ -187,16 +187,24 @@ export class IssueService {
     2,
   )
 
-  private async createMany(items: Array<{ actor: Actor; squadId: string; input: CreateIssueInput }>): Promise<Array<PromiseSettledResult<IssueDetail>>> {
+  /**
+   * Creates many issues in one transaction (the caller's, when it has one: a group of routine
+   * fires): one settled result per item, in order, a refusal failing only its item. `readSquad`
+   * serves squads the caller read already; each other squad is read once.
+   */
+  async createMany(
+    items: Array<{ actor: Actor; squadId: string; input: CreateIssueInput; opts?: { wake?: AssignmentWake } }>,
+    readSquad?: (id: string) => Promise<Squad | undefined>,
+  ): Promise<Array<PromiseSettledResult<IssueDetail>>> {
     let wakes = 0
     const results = await this.ctx.storage.transaction(async (tx) => {
       // Each squad is read once for the batch; refusals are per create.
       const squads = new Map<string, Promise<Squad | undefined>>()
-      const readSquad = (id: string) => squads.get(id) ?? squads.set(id, tx.squads.get(id)).get(id)!
-      const checked = await Promise.allSettled(items.map((it) => this.checkCreate(tx, it.actor, it.squadId, it.input, () => readSquad(it.squadId))))
+      const read = readSquad ?? ((id: string) => squads.get(id) ?? squads.set(id, tx.squads.get(id)).get(id)!)
+      const checked = await Promise.allSettled(items.map((it) => this.checkCreate(tx, it.actor, it.squadId, it.input, () => read(it.squadId))))
       const ok = items.flatMap((it, i) => {
         const c = checked[i]!
-        return c.status === 'fulfilled' ? [{ index: i, actor: it.actor, input: it.input, fields: c.value, opts: {} }] : []
+        return c.status === 'fulfilled' ? [{ index: i, actor: it.actor, input: it.input, fields: c.value, opts: it.opts ?? {} }] : []
       })
       const written = ok.length ? await this.writeCreated(tx, ok) : []
       const byIndex = new Map(ok.map((o, k) => [o.index, written[k]!]))
@@ -254,7 +262,7 @@ export class IssueService {
     for (const [k, c] of creates.entries()) {
       if (c.input.blockedByIssueIds?.length) await tx.issues.setBlockers(made[k]!.id, unique(c.input.blockedByIssueIds))
     }
-    await recordActivities(
+    const activity = recordActivities(
       tx,
       creates.map((c, k) => {
         const issue = made[k]!
@@ -271,17 +279,21 @@ export class IssueService {
         }
       }),
     )
-    const out: Array<{ issue: IssueDetail; wakes: number }> = []
-    for (const [k, c] of creates.entries()) {
-      const issue = made[k]!
-      const wakes = await wakeOnAssignment(tx, c.actor, issue, c.opts.wake)
-      // A new issue blocks nothing yet: skip the queries detail() would spend on that.
-      const [blockedBy, ancestors] = await Promise.all([
-        c.input.blockedByIssueIds?.length ? tx.issues.blockedBy(issue.id) : Promise.resolve([]),
-        issue.parentId ? tx.issues.ancestors(issue.id) : Promise.resolve([]),
-      ])
-      out.push({ issue: { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks: [], ancestors }, wakes })
-    }
+    // The activity, every create's wake and reads at once: their statements pipeline, so a batch
+    // pays the round trips of one create, not of each (wakes of distinct new issues touch no row in common).
+    const details = Promise.all(
+      creates.map(async (c, k) => {
+        const issue = made[k]!
+        const wakes = await wakeOnAssignment(tx, c.actor, issue, c.opts.wake)
+        // A new issue blocks nothing yet: skip the queries detail() would spend on that.
+        const [blockedBy, ancestors] = await Promise.all([
+          c.input.blockedByIssueIds?.length ? tx.issues.blockedBy(issue.id) : Promise.resolve([]),
+          issue.parentId ? tx.issues.ancestors(issue.id) : Promise.resolve([]),
+        ])
+        return { issue: { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks: [], ancestors }, wakes }
+      }),
+    )
+    const [, out] = await Promise.all([activity, details])
     return out
   }
 
