@@ -1,5 +1,5 @@
-import { SlawError, invalid, notFound } from '../../errors.js'
-import type { NewRoutineRun, Routine, RoutineRun, RoutineRunSource, RoutineTrigger } from '../../contracts/routines.js'
+import { SlawError, invalid } from '../../errors.js'
+import type { NewRoutineRun, Routine, RoutineRun, RoutineTrigger } from '../../contracts/routines.js'
 import type { StorageSession } from '../../contracts/storage.js'
 import type { Job } from '../../records.js'
 import { systemActor, visibleById, type Actor } from '../foundation/actor.js'
@@ -7,15 +7,16 @@ import type { ServiceContext } from '../foundation/context.js'
 import { isUuid, uuidv7 } from '../foundation/ids.js'
 import type { IssueService } from '../work/issues.js'
 import { recordActivity } from '../audit/activity-recorder.js'
-import { verifySignature, type SignedRequest } from './trigger-signatures.js'
 import { agentMayRunAs } from './routine-access.js'
 import { missedRunCap, planFires } from './cron.js'
-import { maxRoutineTitle, renderTemplate, resolveVariables, type VariableValue } from './variables.js'
+import { assertFireable, firedEntry, newRun, renderIssue, sameSigning, type Outcome, type RunRequest } from './run-records.js'
+import { PublicFires, StaleTrigger, unknownTrigger, type Fired, type PreparedFire, type PublicFireInput } from './public-fire.js'
 import type { SquadService } from '../org/squads.js'
+
+export type { PublicFireInput } from './public-fire.js'
 
 /** The job kind that executes a queued (schedule) run. */
 export const routineRunJobKind = 'routine_run'
-const publicIdPattern = /^rtp_[A-Za-z0-9_-]{32}$/
 
 export interface RunRoutineInput {
   triggerId?: string
@@ -27,36 +28,24 @@ export interface RunRoutineInput {
   source?: 'manual' | 'api'
 }
 
-export interface PublicFireInput extends SignedRequest {
-  contentType: string | undefined
-}
-
-interface RunRequest {
-  source: RoutineRunSource
-  triggerId: string | null
-  variables: Record<string, unknown> | undefined
-  payload: Record<string, unknown> | undefined
-  projectId: string | null | undefined
-  assigneeAgentId: string | null | undefined
-  idempotencyKey: string | null
-  /** The agent whose key asked for the run (manual/API by an agent key), else null. */
-  requestedByAgentId: string | null
-}
-
-type Outcome = Pick<RoutineRun, 'status' | 'issueId' | 'linkedRunId'> & { variables: Record<string, VariableValue> }
-
 /**
  * Firing routines: manual, API, webhook and schedule runs share one path (variables, idempotency,
  * concurrency policy, issue, wake). Fires of one routine are serialised by a row lock on the
- * routine, so "is a run active?" is answered once per fire even across nodes. Definitions and
- * triggers are written by RoutineService (routines.ts).
+ * routine, so "is a run active?" is answered once per fire even across nodes. Public fires commit
+ * in groups under that lock (public-fire.ts), falling back to this path one by one. Definitions
+ * and triggers are written by RoutineService (routines.ts).
  */
 export class RoutineFiring {
+  /** Public fires: checked outside any transaction, committed in groups (public-fire.ts). */
+  readonly publicFires: PublicFires
+
   constructor(
     private readonly ctx: ServiceContext,
     private readonly squads: SquadService,
     private readonly issues: IssueService,
-  ) {}
+  ) {
+    this.publicFires = new PublicFires(ctx, squads, issues, (fire) => this.fireAlone(fire))
+  }
 
   /** `POST /api/routines/{id}/run`: runs now, in the caller's name. `created` is false for a repeated idempotencyKey. */
   async run(actor: Actor, routineId: string, input: RunRoutineInput): Promise<{ run: RoutineRun; created: boolean }> {
@@ -90,64 +79,45 @@ export class RoutineFiring {
    * `POST /api/routine-triggers/public/{publicId}/fire`: no API key; the trigger's signing mode
    * decides. Unknown, disabled and deleted triggers answer the same 404.
    */
-  async fire(publicId: string, req: PublicFireInput): Promise<{ run: RoutineRun; created: boolean }> {
-    const unknown = () => notFound('Trigger')
-    // The tower gate holds here as on every API route (the HTTP layer checks it first).
-    const gate = this.ctx.towerGate?.()
-    if (gate) throw new SlawError('instance_not_enrolled', gate.message)
-    if (!publicIdPattern.test(publicId)) throw unknown()
-    const target = await this.ctx.storage.routines.getTriggerByPublicId(publicId)
-    if (!target || !target.trigger.enabled || target.trigger.kind === 'schedule') throw unknown()
-    const seen = target.trigger
-    const replayKey = verifySignature(seen, req, this.ctx.now(), this.ctx.masterKey)
-    const payload = parsePayload(req)
-    const header = (name: string) => {
-      const v = req.headers[name]
-      return Array.isArray(v) ? v[0] : v
-    }
-    const bodyKey = typeof payload.idempotencyKey === 'string' ? payload.idempotencyKey : undefined
-    // HMAC modes decide idempotency from signed material only (the body's key, else the signature):
-    // an unsigned header (Idempotency-Key, X-GitHub-Delivery) changed or dropped never makes a
-    // captured request new. Bearer and none sign nothing about the request, so the header counts.
-    const idempotencyKey = replayKey !== null ? (bodyKey ?? replayKey) : (header('idempotency-key') ?? bodyKey)
-    if (idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
-      throw invalid(replayKey === null && header('idempotency-key') !== undefined ? '/headers/idempotency-key' : '/idempotencyKey', 'must be 1 to 255 characters')
-    }
-    const variables = payload.variables && typeof payload.variables === 'object' && !Array.isArray(payload.variables) ? (payload.variables as Record<string, unknown>) : undefined
-    // Fires of an always_enqueue routine do not depend on each other: they share the routine's row
-    // lock (an edit in flight still waits for them, and they for it). Other policies ask "is a run
-    // active?", so their fires take it exclusively. Should the policy change between the lookup and
-    // the lock, the fire starts over with the exclusive lock.
-    let exclusive = target.concurrencyPolicy !== 'always_enqueue'
+  fire(publicId: string, req: PublicFireInput): Promise<Fired> {
+    return this.publicFires.fire(publicId, req)
+  }
+
+  /**
+   * One checked public fire in a transaction of its own: what a group of fires falls back to.
+   * Fires of an always_enqueue routine do not depend on each other: they share the routine's row
+   * lock (an edit in flight still waits for them, and they for it). Other policies ask "is a run
+   * active?", so their fires take it exclusively. Should the policy change between the lookup and
+   * the lock, the fire starts over with the exclusive lock.
+   */
+  async fireAlone(fire: PreparedFire): Promise<Fired> {
+    const seen = fire.trigger
+    let exclusive = fire.concurrencyPolicy !== 'always_enqueue'
     const attempt = () =>
       this.ctx.storage.transaction(async (tx) => {
-        const routine = await tx.routines.get(seen.routineId, exclusive ? { forUpdate: true } : { forShare: true })
-        if (!routine) throw unknown()
-        if (!exclusive && routine.concurrencyPolicy !== 'always_enqueue') throw new RetryExclusive()
+        // Routine first, then the trigger: sent together, the read runs once the lock is granted.
+        const [routine, trigger] = await Promise.all([tx.routines.get(seen.routineId, exclusive ? { forUpdate: true } : { forShare: true }), tx.routines.getTrigger(seen.id)])
         // Deleted, disabled or re-keyed since the check above: the commit order decides, and it says no.
-        const trigger = await tx.routines.getTrigger(seen.id)
-        if (!trigger || !trigger.enabled || trigger.secretHash !== seen.secretHash || trigger.secretCiphertext !== seen.secretCiphertext) throw unknown()
+        if (!routine || !trigger || !sameSigning(trigger, seen)) throw fire.cached ? new StaleTrigger() : unknownTrigger()
+        if (!exclusive && routine.concurrencyPolicy !== 'always_enqueue') throw new RetryExclusive()
         return this.runNow(tx, systemActor(`routine-trigger:${trigger.id}`), routine, {
           source: trigger.kind === 'api' ? 'api' : 'webhook',
           triggerId: trigger.id,
-          variables,
-          payload,
+          variables: fire.variables,
+          payload: fire.payload,
           projectId: undefined,
           assigneeAgentId: undefined,
-          idempotencyKey: idempotencyKey ?? null,
+          idempotencyKey: fire.idempotencyKey,
           requestedByAgentId: null,
         })
       })
-    let result: { run: RoutineRun; created: boolean }
     try {
-      result = await attempt()
+      return await attempt()
     } catch (err) {
       if (!(err instanceof RetryExclusive)) throw err
       exclusive = true
-      result = await attempt()
+      return attempt()
     }
-    if (result.created) this.ctx.kickJobs()
-    return result
   }
 
   /**
@@ -271,11 +241,7 @@ export class RoutineFiring {
 
   /** Variables, title, concurrency policy, then the issue and its assignee's wake. Throws SlawError to refuse. */
   private async perform(tx: StorageSession, actor: Actor, routine: Routine, runId: string, req: Pick<RunRequest, 'variables' | 'payload' | 'projectId' | 'assigneeAgentId'>): Promise<Outcome> {
-    const values = resolveVariables(routine.variables, req.variables, req.payload)
-    const title = renderTemplate(routine.title, routine.variables, values).trim()
-    if (!title) throw invalid('/title', 'the title is blank after substituting the variables')
-    if (title.length > maxRoutineTitle) throw invalid('/title', `the title is ${title.length} characters after substituting the variables; at most ${maxRoutineTitle}`)
-    const description = routine.description === null ? null : renderTemplate(routine.description, routine.variables, values)
+    const { values, title, description } = renderIssue(routine, req.variables, req.payload)
     if (routine.concurrencyPolicy !== 'always_enqueue') {
       const active = await tx.routines.activeRun(routine.id)
       if (active) return { status: routine.concurrencyPolicy === 'coalesce_if_active' ? 'coalesced' : 'skipped', linkedRunId: active.id, issueId: null, variables: values }
@@ -307,48 +273,16 @@ export class RoutineFiring {
 
   /** The trigger's last fire (but a schedule's, which the scheduler keeps) and the `routine.fired` entry. */
   private async recordFire(tx: StorageSession, actor: Actor, routine: Routine, run: RoutineRun): Promise<void> {
-    if (run.triggerId && run.source !== 'schedule') await tx.routines.updateTrigger(run.triggerId, { lastFiredAt: run.finishedAt ?? this.ctx.now() })
-    await recordActivity(tx, actor, {
-      squadId: routine.squadId,
-      action: 'routine.fired',
-      entityType: 'routine',
-      entityId: routine.id,
-      details: {
-        runId: run.id,
-        source: run.source,
-        status: run.status,
-        ...(run.triggerId ? { triggerId: run.triggerId } : {}),
-        ...(run.issueId ? { issueId: run.issueId } : {}),
-        ...(run.linkedRunId ? { linkedRunId: run.linkedRunId } : {}),
-        ...(run.scheduledFor ? { scheduledFor: run.scheduledFor.toISOString() } : {}),
-      },
-    })
+    // Independent writes, sent together: one round trip.
+    await Promise.all([
+      run.triggerId && run.source !== 'schedule' ? tx.routines.updateTrigger(run.triggerId, { lastFiredAt: run.finishedAt ?? this.ctx.now() }) : undefined,
+      recordActivity(tx, actor, firedEntry(routine, run)),
+    ])
   }
 }
 
 /** Schedule runs per `routine_run` job: enough to spare the queue 10,000 rows for 10,000 schedules, few enough to spread over nodes. */
 const runsPerJob = 20
-
-function newRun(routine: Routine, req: RunRequest, id: string): NewRoutineRun {
-  return {
-    id,
-    squadId: routine.squadId,
-    routineId: routine.id,
-    triggerId: req.triggerId,
-    source: req.source,
-    status: 'queued',
-    scheduledFor: null,
-    idempotencyKey: req.idempotencyKey,
-    variables: {},
-    payload: null,
-    projectId: req.projectId ?? null,
-    assigneeAgentId: req.assigneeAgentId ?? null,
-    requestedByAgentId: req.requestedByAgentId,
-    issueId: null,
-    linkedRunId: null,
-    error: null,
-  }
-}
 
 function scheduleRun(trigger: RoutineTrigger, at: Date): NewRoutineRun {
   return {
@@ -374,24 +308,6 @@ function scheduleRun(trigger: RoutineTrigger, at: Date): NewRoutineRun {
 /** Thrown inside a fire that took the shared lock of a routine whose policy now needs the exclusive one. */
 class RetryExclusive extends Error {}
 
-function assertFireable(routine: Routine): void {
-  if (routine.status !== 'active') throw new SlawError('invalid_state', `The routine is ${routine.status}; only an active routine fires.`)
-}
 function requestOf(run: RoutineRun): Pick<RunRequest, 'projectId' | 'assigneeAgentId'> {
   return { projectId: run.projectId, assigneeAgentId: run.assigneeAgentId }
-}
-
-/** A public fire's body: empty, or a JSON object (any other JSON value is 400). Non-JSON bodies are signed but carry no payload. */
-function parsePayload(req: PublicFireInput): Record<string, unknown> {
-  if (req.rawBody.length === 0) return {}
-  const type = (req.contentType ?? '').toLowerCase()
-  if (!type.includes('json')) return {}
-  let value: unknown
-  try {
-    value = JSON.parse(req.rawBody.toString('utf8'))
-  } catch {
-    throw new SlawError('invalid_payload', 'The body is not valid JSON.', [{ path: '/', message: 'malformed JSON' }])
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalid('/', 'the body must be a JSON object')
-  return value as Record<string, unknown>
 }
