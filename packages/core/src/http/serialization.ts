@@ -12,6 +12,8 @@ const defaultFactory: SerializerFactory = SerializerSelector()
  * response schema once).
  */
 const compiled = new Map<string, Serialize>()
+/** The API has about 300 response serializers; room for a host's own routes too. */
+const maxCompiled = 2_000
 
 /**
  * fastify's response serializers, each compiled the first time its route answers with that status
@@ -30,7 +32,12 @@ export const lazySerializerFactory: SerializerFactory = (externalSchemas, option
         const schema = forSerialization(route.schema)
         const key = `${context}${JSON.stringify(schema)}`
         serialize = compiled.get(key)
-        if (!serialize) compiled.set(key, (serialize = compile({ ...route, schema }) as Serialize))
+        if (!serialize) {
+          compiled.set(key, (serialize = compile({ ...route, schema }) as Serialize))
+          // Bounded, oldest first: each route keeps its own serializer, so forgetting one only means
+          // a later instance compiles it again.
+          if (compiled.size > maxCompiled) compiled.delete(compiled.keys().next().value!)
+        }
       }
       return serialize(doc)
     }

@@ -42,6 +42,9 @@ export function validatorCompiler(): FastifySchemaCompiler<unknown> {
       if (!validate) {
         validate = (coerce ? (coercing ??= makeAjv(true)) : (strict ??= makeAjv(false))).compile(schema as object)
         compiled.set(key, validate)
+        // Bounded, oldest first: a route keeps the validator it was given, so forgetting one only
+        // means a later instance compiles it again (a host making schemas on the fly cannot grow this).
+        if (compiled.size > maxCompiled) compiled.delete(compiled.keys().next().value!)
       }
       return validate
     })
@@ -51,6 +54,8 @@ export function validatorCompiler(): FastifySchemaCompiler<unknown> {
 let strict: Ajv | undefined
 let coercing: Ajv | undefined
 const compiled = new Map<string, Validate>()
+/** The API has a few hundred validators; room for a host's own routes too. */
+const maxCompiled = 2_000
 
 type Validate = ValidateFunction<unknown>
 

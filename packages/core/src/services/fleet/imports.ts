@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises'
 import { isAbsolute, resolve } from 'node:path'
-import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { adapterConfigProblems } from '../../contracts/adapter-config.js'
 import { SlawError, type ErrorDetail } from '../../errors.js'
 import type { StorageSession } from '../../contracts/storage.js'
@@ -32,7 +32,9 @@ export interface RemoteSourceOptions {
   maxBytes: number
 }
 
-const compiledBundle = TypeCompiler.Compile(SquadBundle)
+// Compiled on the first import, not as core loads: it was 5-25 ms of every start (docs/startup-and-memory.md).
+let compiledBundle: TypeCheck<typeof SquadBundle> | undefined
+const bundleCheck = () => (compiledBundle ??= TypeCompiler.Compile(SquadBundle))
 const maxDetails = 20
 const importLockTtlMs = 120_000
 
@@ -406,10 +408,11 @@ function validateBundle(data: unknown): SquadBundle {
   if ((data as { version?: unknown }).version !== bundleVersion) {
     throw new SlawError('invalid_payload', `This instance reads bundle version ${bundleVersion} only.`, [{ path: '/source/version', message: `must be ${bundleVersion}` }])
   }
-  if (compiledBundle.Check(data)) return data
+  const check = bundleCheck()
+  if (check.Check(data)) return data
   const details: ErrorDetail[] = []
   const seen = new Set<string>()
-  for (const e of compiledBundle.Errors(data)) {
+  for (const e of check.Errors(data)) {
     const path = `/source${e.path}`
     if (seen.has(path)) continue
     seen.add(path)
