@@ -1,7 +1,7 @@
 import { SlawError, invalid, notFound } from '../../errors.js'
 import { UniqueViolation, type IssuePatch, type NewIssue, type SquadRowLock, type StorageSession } from '../../contracts/storage.js'
 import type { ActivityEntry, Agent, Issue, IssuePriority, IssueRef, IssueStatus, IssueSummary, Squad } from '../../records.js'
-import { isPrivileged, visibleById, type Actor } from '../foundation/actor.js'
+import { assertSquadVisible, isPrivileged, visibleById, type Actor } from '../foundation/actor.js'
 import type { ServiceContext } from '../foundation/context.js'
 import { isUuid, uuidv7 } from '../foundation/ids.js'
 import { outboxUpserts, recordActivities, recordActivity } from '../audit/activity-recorder.js'
@@ -88,7 +88,8 @@ export class IssueService {
     let issue: Issue | undefined
     if (isUuid(idOrIdentifier)) issue = await session.issues.get(idOrIdentifier)
     else if (opts.identifier && /^[A-Za-z]{1,4}-\d{1,9}$/.test(idOrIdentifier)) issue = await session.issues.getByIdentifier(idOrIdentifier.toUpperCase())
-    if (!issue || (actor.type === 'agent' && actor.squadId !== issue.squadId)) throw notFound('Issue')
+    if (!issue) throw notFound('Issue')
+    assertSquadVisible(actor, issue.squadId, 'Issue')
     return issue
   }
 
@@ -132,7 +133,8 @@ export class IssueService {
     // Hot path: one round trip for the issue and its links; identifiers take the general path.
     if (isUuid(id)) {
       const found = await this.ctx.storage.issues.getWithLinks(id)
-      if (!found || (actor.type === 'agent' && actor.squadId !== found.issue.squadId)) throw notFound('Issue')
+      if (!found) throw notFound('Issue')
+      assertSquadVisible(actor, found.issue.squadId, 'Issue')
       const { issue, blockedBy, blocks } = found
       const ancestors = issue.parentId ? await this.ctx.storage.issues.ancestors(issue.id) : []
       return { ...issue, blockedByIssueIds: blockedBy.map((b) => b.id), blockedBy, blocks, ancestors }
