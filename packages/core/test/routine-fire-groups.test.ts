@@ -1,8 +1,10 @@
 import { createHmac } from 'node:crypto'
 import t from 'tap'
-import type { SlawInstance } from '@slaw/core'
+import { createInstance, type SlawInstance } from '@slaw/core'
+import { pgStorage } from '@slaw/storage-pg'
+import { backends, freshDatabase } from './helpers/backends.js'
 import { isError } from './helpers/fixtures.js'
-import { eachBackend } from './helpers/instance.js'
+import { eachBackend, makeApi, operatorToken, testAdapters, testMasterKey } from './helpers/instance.js'
 import { addTrigger, fire, routineWithAssignee, runsOf } from './helpers/routines.js'
 
 // Public fires submitted at the same moment commit in groups (docs/routines.md, "Firing in
@@ -318,3 +320,77 @@ eachBackend(
   },
   opts,
 )
+
+const pg = backends.find((b) => b.name === 'postgres')!
+t.test('fire groups: two nodes firing one trigger at once keep exactly-once and the concurrency policy', pg.skip ? { skip: pg.skip } : {}, async (t) => {
+  const db = await freshDatabase()
+  const nodes: SlawInstance[] = []
+  for (let i = 0; i < 2; i++) {
+    nodes.push(
+      await createInstance({
+        storage: pgStorage({ url: db.url, max: 4 }),
+        operatorKey: operatorToken,
+        masterKey: testMasterKey,
+        adapters: testAdapters,
+        logger: false,
+        jobs: false,
+        now: () => clock.now,
+      }),
+    )
+  }
+  t.teardown(async () => {
+    for (const n of nodes) await n.close()
+    await db.dispose()
+  })
+  const api = await makeApi(nodes[0]!, 'postgres')
+  const { routine } = await routineWithAssignee(api)
+  const hook = await addTrigger(api, routine.id, { kind: 'webhook', signingMode: 'vcs_hmac' })
+  const body = JSON.stringify({ service: 'api' })
+  const headers = { 'x-hub-signature-256': `sha256=${hmac(hook.secret!, body)}` }
+  // Ten rounds: each node fires the same signed request five times, both at once.
+  for (let round = 0; round < 10; round++) {
+    const b = JSON.stringify({ service: 'api', round })
+    const h = { 'x-hub-signature-256': `sha256=${hmac(hook.secret!, b)}` }
+    const answers = fulfilled(
+      (
+        await Promise.all(
+          nodes.map((n) =>
+            burst(
+              n,
+              hook.trigger.fireUrl,
+              Array.from({ length: 5 }, () => ({ body: b, headers: h })),
+            ),
+          ),
+        )
+      ).flat(),
+    )
+    if (!answers.every((a) => a) || answers.filter((a) => a!.created).length !== 1 || new Set(answers.map((a) => a!.run.id)).size !== 1) {
+      t.fail(`round ${round}: not exactly one run`, { answers })
+    }
+  }
+  t.equal((await runsOf(api, routine.id)).length, 10, 'one run per signed request')
+  t.equal((await fire(api, hook.trigger.fireUrl, body, headers)).status, 201)
+
+  const coalescing = await routineWithAssignee(api, { concurrencyPolicy: 'coalesce_if_active' })
+  const c = await addTrigger(api, coalescing.routine.id, { kind: 'webhook' })
+  const auth = { authorization: `Bearer ${c.secret}` }
+  const answers = fulfilled(
+    (
+      await Promise.all(
+        nodes.map((n) =>
+          burst(
+            n,
+            c.trigger.fireUrl,
+            Array.from({ length: 5 }, () => ({ body: '{}', headers: auth })),
+          ),
+        ),
+      )
+    ).flat(),
+  )
+  const made = answers.filter((a) => a?.run.status === 'issue_created')
+  t.equal(made.length, 1, 'one issue over both nodes')
+  t.ok(
+    answers.every((a) => a === made[0] || (a?.run.status === 'coalesced' && a.run.linkedRunId === made[0]!.run.id)),
+    'the others coalesced into it',
+  )
+})
