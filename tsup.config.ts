@@ -1,5 +1,5 @@
 // One build config for every package: ESM + CJS + .d.ts, entries read from the package's own exports map.
-import { readFileSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { defineConfig } from 'tsup'
 
@@ -14,8 +14,11 @@ export default defineConfig({
   format: ['esm', 'cjs'],
   // Types for what packages import; the bin is a command, not a module.
   dts: { entry: exported, compilerOptions: { customConditions: [] } },
-  // The `bin` field points at bin.cjs: the ESM copy of the command would ship unused.
-  onSuccess: pkg.bin ? async () => rmSync(join(process.cwd(), 'dist/bin.js'), { force: true }) : undefined,
+  onSuccess: async () => {
+    // The `bin` field points at bin.cjs: the ESM copy of the command would ship unused.
+    if (pkg.bin) rmSync(join(process.cwd(), 'dist/bin.js'), { force: true })
+    latin1Output(join(process.cwd(), 'dist'))
+  },
   // No source maps: dist is unminified ESM/CJS that reads like the source, and maps (with their
   // embedded sources) would more than double every tarball. See docs/packages.md.
   sourcemap: false,
@@ -26,3 +29,21 @@ export default defineConfig({
   shims: true,
   tsconfig: join(process.cwd(), '../../tsconfig.base.json'),
 })
+
+/**
+ * V8 keeps a script's source for as long as the module lives, in one byte per character only when
+ * every character is Latin-1: one arrow in a comment made core's 650 kB index twice that in every
+ * process's heap (docs/startup-and-memory.md). esbuild escapes strings already; what it keeps of
+ * comments and regular expressions it does not, so any character above U+00FF left in the output
+ * is written as a \u escape, which reads the same there (and in any string).
+ */
+function latin1Output(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const file = join(entry.parentPath, entry.name)
+    // (dist/app is the console's browser build, Vite's, not tsup's.)
+    if (!entry.isFile() || !/\.c?js$/.test(entry.name) || file.startsWith(join(dir, 'app'))) continue
+    const text = readFileSync(file, 'utf8')
+    const escaped = text.replace(/[\u0100-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    if (escaped !== text) writeFileSync(file, escaped)
+  }
+}
