@@ -68,18 +68,23 @@ export class PgHeartbeatRunRepository implements HeartbeatRunRepository {
   async queue(run: NewHeartbeatRun): Promise<{ run: HeartbeatRun; created: boolean }> {
     // heartbeat_runs_coalesce allows one queued run per agent and issue: a concurrent second wake
     // waits for the first to commit and then folds into it.
+    // A new run counts in its day's rollup (countDay's delta) in the same statement: one round trip.
     const { rows } = await sql<Row<'heartbeatRuns'>>`
-      insert into heartbeat_runs (id, squad_id, agent_id, issue_id, reason, approval_id, comment_id, routine_run_id, continuation_depth, retry_attempt)
-      values (${run.id}, ${run.squadId}, ${run.agentId}, ${run.issueId}, ${run.reason}, ${run.approvalId}, ${run.commentId}, ${run.routineRunId}, ${run.continuationDepth}, ${run.retryAttempt ?? 0})
-      on conflict (agent_id, (coalesce(issue_id, '00000000-0000-0000-0000-000000000000'::uuid))) where status = 'queued'
-      do update set coalesced_count = heartbeat_runs.coalesced_count + 1,
-                    comment_id = coalesce(excluded.comment_id, heartbeat_runs.comment_id),
-                    approval_id = coalesce(excluded.approval_id, heartbeat_runs.approval_id),
-                    routine_run_id = coalesce(excluded.routine_run_id, heartbeat_runs.routine_run_id),
-                    updated_at = now()
-      returning *, (xmax = 0) as inserted`.execute(this.db())
+      with q as (
+        insert into heartbeat_runs (id, squad_id, agent_id, issue_id, reason, approval_id, comment_id, routine_run_id, continuation_depth, retry_attempt)
+        values (${run.id}, ${run.squadId}, ${run.agentId}, ${run.issueId}, ${run.reason}, ${run.approvalId}, ${run.commentId}, ${run.routineRunId}, ${run.continuationDepth}, ${run.retryAttempt ?? 0})
+        on conflict (agent_id, (coalesce(issue_id, '00000000-0000-0000-0000-000000000000'::uuid))) where status = 'queued'
+        do update set coalesced_count = heartbeat_runs.coalesced_count + 1,
+                      comment_id = coalesce(excluded.comment_id, heartbeat_runs.comment_id),
+                      approval_id = coalesce(excluded.approval_id, heartbeat_runs.approval_id),
+                      routine_run_id = coalesce(excluded.routine_run_id, heartbeat_runs.routine_run_id),
+                      updated_at = now()
+        returning *, (xmax = 0) as inserted),
+      d as (
+        insert into heartbeat_run_days (squad_id, day, status, runs)
+        select squad_id, (created_at at time zone 'UTC')::date, 'queued', 1 from q where inserted)
+      select * from q`.execute(this.db())
     const { inserted, ...row } = rows[0] as Row<'heartbeatRuns'> & { inserted: boolean }
-    if (inserted) await this.countDay(row.squadId, row.createdAt, null, 'queued')
     return { run: toRun(row), created: inserted }
   }
 
