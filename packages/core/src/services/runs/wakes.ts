@@ -66,19 +66,22 @@ export async function queueWake(tx: StorageSession, req: WakeRequest): Promise<Q
   if (queued.created) {
     // For /metrics (slaw_wakes_queued_total), once this transaction has committed.
     tx.note?.({ kind: 'wake_queued', reason: req.reason })
-    // Many attempts: a reclaimed run job only ends its run (node_lost), it never runs it twice.
-    await tx.jobs.enqueue({ id: uuidv7(), kind: heartbeatRunJob, squadId: req.squadId, payload: { runId: id }, dedupeKey: id, maxAttempts: 10, ...(req.runAt ? { runAt: req.runAt } : {}) })
-    // The run_event fact for the tower, and a `run.queued` entry (a live event) in one statement.
-    await recordActivity(tx, systemActor('run-engine'), {
-      squadId: req.squadId,
-      action: 'run.queued',
-      entityType: 'heartbeat_run',
-      entityId: id,
-      agentId: req.agentId,
-      runId: id,
-      details: { reason: req.reason, ...(req.issueId ? { issueId: req.issueId } : {}) },
-      outbox: [runEventFact(queued.run, queued.run.createdAt)],
-    })
+    // The job and the entry do not depend on each other: sent together, one round trip.
+    await Promise.all([
+      // Many attempts: a reclaimed run job only ends its run (node_lost), it never runs it twice.
+      tx.jobs.enqueue({ id: uuidv7(), kind: heartbeatRunJob, squadId: req.squadId, payload: { runId: id }, dedupeKey: id, maxAttempts: 10, ...(req.runAt ? { runAt: req.runAt } : {}) }),
+      // The run_event fact for the tower, and a `run.queued` entry (a live event) in one statement.
+      recordActivity(tx, systemActor('run-engine'), {
+        squadId: req.squadId,
+        action: 'run.queued',
+        entityType: 'heartbeat_run',
+        entityId: id,
+        agentId: req.agentId,
+        runId: id,
+        details: { reason: req.reason, ...(req.issueId ? { issueId: req.issueId } : {}) },
+        outbox: [runEventFact(queued.run, queued.run.createdAt)],
+      }),
+    ])
   }
   return queued
 }
