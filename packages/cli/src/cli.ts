@@ -1,5 +1,6 @@
 import { ConfigError, readStartConfig } from './config.js'
 import { releaseStartupFlags } from './startup-flags.js'
+import { flushCompileCache } from './compile-cache.js'
 
 // Each command loads what it runs, when it runs: `slaw start` never loads the tower (or the other
 // way round), and the start itself loads its storage while the rest loads (start.ts).
@@ -80,6 +81,7 @@ async function start(argv: string[]): Promise<number | undefined> {
   }
   const { instance, address } = started
   releaseStartupFlags()
+  flushCompileCache()
   instance.log.info({ address, storage: instance.storage.name, locks: instance.locks.name }, 'slaw is serving')
   // Always printed, whatever LOG_LEVEL says: with `--port 0` it is how a caller learns the port.
   process.stdout.write(`slaw listening on ${address}\n`)
@@ -138,6 +140,7 @@ async function tower(argv: string[]): Promise<number | undefined> {
   const { startTowerFromEnv } = await import('@slaw/tower')
   const started = await startTowerFromEnv(process.env)
   releaseStartupFlags()
+  flushCompileCache()
   process.stderr.write(`slaw tower: serving ingest v1 at ${started.address}/api/ingest/v1\n`)
   onStopSignal(() => started.close())
   return undefined
