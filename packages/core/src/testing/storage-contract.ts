@@ -416,6 +416,110 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
     t.same(await s.costs.dailyTotals(a.id, until, new Date('2026-12-01T00:00:00.001Z')).then((d) => d.map((x) => x.costCents)), [50], 'until is exclusive, from inclusive')
   })
 
+  kit('costs: day and model totals add up across batches; a refused write adds nothing; ranges may end mid-day', async (t, s) => {
+    const a = await squad(s)
+    const ag = await agent(s, a.id, 'spender')
+    const event = (at: string, model: string, billingType: 'metered_api' | 'subscription_included', costCents: number, costStatus: 'reported' | 'unpriced' = 'reported') => ({
+      event: {
+        id: uuidv7(),
+        squadId: a.id,
+        agentId: ag.id,
+        issueId: null,
+        projectId: null,
+        provider: model.startsWith('gpt') ? 'openai' : 'anthropic',
+        biller: null,
+        billingType,
+        model,
+        inputTokens: 100,
+        cachedInputTokens: 10,
+        cacheWriteTokens: 1,
+        outputTokens: 20,
+        costCents,
+        costStatus,
+        billingCode: null,
+        occurredAt: new Date(at),
+      },
+      keys: [{ scope: 'squad' as const, key: '', period: at.slice(0, 7) }],
+      delta: { costCents, inputTokens: 100, cachedInputTokens: 10, outputTokens: 20, subscriptionTokens: 0, events: 1, cacheWriteTokens: 1, unpricedTokens: 0 },
+    })
+    await s.transaction((tx) =>
+      tx.costs.recordMany([
+        event('2026-11-05T01:00:00Z', 'gpt', 'metered_api', 3),
+        event('2026-11-05T02:00:00Z', 'gpt', 'metered_api', 4),
+        event('2026-11-05T03:00:00Z', 'claude', 'subscription_included', 0),
+      ]),
+    )
+    await s.transaction((tx) =>
+      tx.costs.recordMany([
+        event('2026-11-05T23:59:59.999Z', 'gpt', 'metered_api', 5),
+        event('2026-11-05T13:00:00Z', 'gpt', 'metered_api', 0, 'unpriced'),
+        event('2026-11-10T10:00:00Z', 'gpt', 'metered_api', 7),
+      ]),
+    )
+    // The one-statement path when the storage has it, else another batch.
+    const third = [event('2026-11-05T18:00:00Z', 'gpt', 'metered_api', 6)]
+    if (s.costs.recordUnbudgeted) t.ok(await s.costs.recordUnbudgeted(third), 'written without a transaction')
+    else await s.transaction((tx) => tx.costs.recordMany(third))
+    if (s.costs.recordUnbudgeted) {
+      await s.squads.update(a.id, { budgetMonthlyCents: 100 })
+      t.equal(await s.costs.recordUnbudgeted([event('2026-11-05T19:00:00Z', 'gpt', 'metered_api', 1000)]), null, 'refused: the squad has a budget')
+      await s.squads.update(a.id, { budgetMonthlyCents: null })
+    }
+    const day = (d: { day: string } & Record<string, unknown>) => [
+      d.day,
+      d.costCents,
+      d.events,
+      d.inputTokens,
+      d.cachedInputTokens,
+      d.cacheWriteTokens,
+      d.outputTokens,
+      d.subscriptionTokens,
+      d.unpricedTokens,
+    ]
+    const model = (m: { provider: string; model: string; billingType: string; costCents: number; events: number; subscriptionTokens: number; unpricedTokens: number }) => [
+      m.provider,
+      m.model,
+      m.billingType,
+      m.costCents,
+      m.events,
+      m.subscriptionTokens,
+      m.unpricedTokens,
+    ]
+    const month: [Date, Date] = [new Date('2026-11-01T00:00:00Z'), new Date('2026-12-01T00:00:00Z')]
+    t.same(
+      (await s.costs.dailyTotals(a.id, ...month)).map(day),
+      [
+        ['2026-11-05', 18, 6, 600, 60, 6, 120, 260, 131],
+        ['2026-11-10', 7, 1, 100, 10, 1, 20, 0, 0],
+      ],
+      'the three batches of one day add up; the refused event is not there',
+    )
+    t.same((await s.costs.modelTotals(a.id, ...month)).map(model).sort(), [
+      ['anthropic', 'claude', 'subscription_included', 0, 1, 130, 0],
+      ['openai', 'gpt', 'metered_api', 25, 6, 130, 131],
+    ])
+    // A range that starts and ends mid-day counts exactly the events inside it.
+    const ragged: [Date, Date] = [new Date('2026-11-05T02:30:00Z'), new Date('2026-11-10T10:00:00Z')]
+    t.same(
+      (await s.costs.dailyTotals(a.id, ...ragged)).map((d) => [d.day, d.costCents, d.events]),
+      [['2026-11-05', 11, 4]],
+      'from 02:30 on the 5th to 10:00 (exclusive) on the 10th',
+    )
+    t.same((await s.costs.modelTotals(a.id, ...ragged)).map((m) => [m.model, m.costCents, m.events]).sort(), [
+      ['claude', 0, 1],
+      ['gpt', 11, 3],
+    ])
+    t.same(
+      (await s.costs.dailyTotals(a.id, new Date('2026-11-04T12:00:00Z'), new Date('2026-11-10T10:00:00.001Z'))).map((d) => [d.day, d.costCents, d.events]),
+      [
+        ['2026-11-05', 18, 6],
+        ['2026-11-10', 7, 1],
+      ],
+      'whole days and a ragged end: until one millisecond past an event takes it',
+    )
+    t.same(await s.costs.dailyTotals(a.id, month[1], month[0]), [], 'an empty range')
+  })
+
   kit('jobs are claimed by one worker only, and a lapsed lease is claimable again', async (t, s) => {
     for (let i = 0; i < 6; i++) await s.jobs.enqueue({ id: uuidv7(), kind: 'contract', squadId: null, payload: { i } })
     const [a, b] = await Promise.all([s.jobs.claim(['contract'], 'w1', 60_000, 6), s.jobs.claim(['contract'], 'w2', 60_000, 6)])
