@@ -1,4 +1,5 @@
 import type { Approval, ApprovalComment, BudgetIncident, CostEvent, Workspace } from '@slaw/core'
+import type { ColumnType } from 'kysely'
 import type { Counter, Table } from './table.js'
 
 /** Tables of migration 0002-governance (derived from their records; see table.ts). */
@@ -31,6 +32,23 @@ interface CostRollupsTable {
   unpricedTokens: Counter
 }
 
+/** Migration 0015: totals per squad, UTC day, provider, model and billing type. */
+interface CostDayRollupsTable {
+  squadId: string
+  day: ColumnType<Date, string, string>
+  provider: string
+  model: string
+  billingType: string
+  costCents: Counter
+  inputTokens: Counter
+  cachedInputTokens: Counter
+  outputTokens: Counter
+  subscriptionTokens: Counter
+  events: Counter
+  cacheWriteTokens: Counter
+  unpricedTokens: Counter
+}
+
 export type BudgetIncidentsTable = Table<BudgetIncident>
 
 interface IssueStatusCountsTable {
@@ -47,6 +65,7 @@ export interface GovernanceTables {
   workspaces: WorkspacesTable
   costEvents: CostEventsTable
   costRollups: CostRollupsTable
+  costDayRollups: CostDayRollupsTable
   budgetIncidents: BudgetIncidentsTable
   issueStatusCounts: IssueStatusCountsTable
 }

@@ -11,6 +11,7 @@ import * as routineAuthorship from './0010-routine-authorship.js'
 import * as cliAgents from './0012-cli-agents.js'
 import * as events from './0013-events.js'
 import * as consoleSessions from './0014-console-sessions.js'
+import * as costDayRollups from './0015-cost-day-rollups.js'
 
 /**
  * Migrations in order. They are bundled (not read from disk) so the same list runs from src/,
@@ -34,6 +35,7 @@ export const migrations: Record<string, Migration> = {
   '0012-cli-agents': cliAgents,
   '0013-events': events,
   '0014-console-sessions': consoleSessions,
+  '0015-cost-day-rollups': costDayRollups,
 }
 
 export const migrationProvider: MigrationProvider = {

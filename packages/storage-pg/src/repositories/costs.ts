@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { ActivityEntry, BillingType, CostEntry, CostRepository, CostTotals, NewCostEvent, NewOutboxEntry, Period, RecordedCost, RollupKey, RollupScope } from '@slaw/core'
 import { activityInsert, outboxInsert } from './activity.js'
 import type { Database } from '../schema.js'
@@ -75,6 +75,50 @@ const rollupValueColumns = [
   ['cache_write_tokens', 'int8'],
   ['unpriced_tokens', 'int8'],
 ] as const
+
+const dayMs = 86_400_000
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+
+/** Sums of daySpan's rows, named as totalsFrom reads them. */
+const spanTotals = sql`coalesce(sum(cost_cents), 0)::int8 as "costCents",
+  coalesce(sum(input_tokens), 0)::int8 as "inputTokens",
+  coalesce(sum(cached_input_tokens), 0)::int8 as "cachedInputTokens",
+  coalesce(sum(output_tokens), 0)::int8 as "outputTokens",
+  coalesce(sum(subscription_tokens), 0)::int8 as "subscriptionTokens",
+  coalesce(sum(events), 0)::int8 as "events",
+  coalesce(sum(cache_write_tokens), 0)::int8 as "cacheWriteTokens",
+  coalesce(sum(unpriced_tokens), 0)::int8 as "unpricedTokens"`
+
+/**
+ * A squad's figures in [from, until) as rows of (day, provider, model, billing type, totals): the
+ * whole UTC days from cost_day_rollups (a primary-key range, days × models rows), and only the
+ * ragged edges of a range that does not start or end at midnight from the events themselves (a
+ * range of cost_events_window). A month is whole days: no event is read. Undefined for an empty range.
+ */
+function daySpan(squadId: string, from: Date, until: Date): RawBuilder<unknown> | undefined {
+  const firstMidnight = Math.ceil(from.getTime() / dayMs) * dayMs
+  const lastMidnight = Math.floor(until.getTime() / dayMs) * dayMs
+  const whole = firstMidnight < lastMidnight
+  const parts: RawBuilder<unknown>[] = []
+  if (whole) {
+    parts.push(sql`select day, provider, model, billing_type, cost_cents, input_tokens, cached_input_tokens, output_tokens, subscription_tokens, events,
+        cache_write_tokens, unpriced_tokens
+      from cost_day_rollups where squad_id = ${squadId} and day >= ${isoDay(firstMidnight)}::date and day < ${isoDay(lastMidnight)}::date`)
+  }
+  const edges: Array<[Date, Date]> = whole
+    ? [
+        [from, new Date(firstMidnight)],
+        [new Date(lastMidnight), until],
+      ]
+    : [[from, until]]
+  for (const [a, b] of edges) {
+    if (a >= b) continue
+    parts.push(sql`select (occurred_at at time zone 'UTC')::date as day, provider, model, billing_type, cost_cents, input_tokens, cached_input_tokens, output_tokens,
+        ${subscriptionTokensExpr} as subscription_tokens, 1::int8 as events, cache_write_tokens, ${unpricedTokensExpr} as unpriced_tokens
+      from cost_events where squad_id = ${squadId} and occurred_at >= ${a} and occurred_at < ${b}`)
+  }
+  return parts.length ? sql.join(parts, sql` union all `) : undefined
+}
 
 export class PgCostRepository implements CostRepository {
   constructor(private readonly db: () => Kysely<Database>) {}
@@ -178,6 +222,10 @@ export class PgCostRepository implements CostRepository {
       gate,
     )
     // Optional CTEs; data-modifying CTEs run whether or not the query reads them.
+    // dy: the day-and-model rollup (cost_day_rollups), the batch's events summed per key from what
+    // ev inserted (so the guard holds there too) and upserted in key order. The query never reads
+    // it, so it runs once the query is done: after `up` has locked the rollup rows, the squad's
+    // first, which every writer of the squad queues on.
     const activityCte = activity.length ? sql`act as (${activityInsert(activity, gate)}),` : sql``
     const outboxCte = outbox.length ? sql`ob as (${outboxInsert(outbox, gate)}),` : sql``
     // One round trip: the activity entries and outbox rows, the events, their rollups, and the
@@ -190,7 +238,8 @@ export class PgCostRepository implements CostRepository {
         insert into cost_events (id, squad_id, agent_id, issue_id, project_id, provider, biller, billing_type, model,
                                  input_tokens, cached_input_tokens, output_tokens, cost_cents, billing_code, occurred_at, cache_write_tokens, cost_status)
         ${events}
-        returning id, created_at
+        returning id, created_at, squad_id, occurred_at, provider, model, billing_type, cost_status,
+                  cost_cents, input_tokens, cached_input_tokens, output_tokens, cache_write_tokens
       ), up as (
         insert into cost_rollups as r (squad_id, period, scope, scope_key, cost_cents, input_tokens, cached_input_tokens, output_tokens, subscription_tokens, events,
                                        cache_write_tokens, unpriced_tokens)
@@ -205,6 +254,20 @@ export class PgCostRepository implements CostRepository {
           cache_write_tokens = r.cache_write_tokens + excluded.cache_write_tokens,
           unpriced_tokens = r.unpriced_tokens + excluded.unpriced_tokens
         returning squad_id, period, scope, scope_key, ${rollupColumns}
+      ), dy as (
+        insert into cost_day_rollups as d (squad_id, day, provider, model, billing_type, cost_cents, input_tokens, cached_input_tokens, output_tokens,
+                                           subscription_tokens, events, cache_write_tokens, unpriced_tokens)
+        select squad_id, (occurred_at at time zone 'UTC')::date, provider, model, billing_type, ${totalsSelect}
+          from ev group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+        on conflict (squad_id, day, provider, model, billing_type) do update set
+          cost_cents = d.cost_cents + excluded.cost_cents,
+          input_tokens = d.input_tokens + excluded.input_tokens,
+          cached_input_tokens = d.cached_input_tokens + excluded.cached_input_tokens,
+          output_tokens = d.output_tokens + excluded.output_tokens,
+          subscription_tokens = d.subscription_tokens + excluded.subscription_tokens,
+          events = d.events + excluded.events,
+          cache_write_tokens = d.cache_write_tokens + excluded.cache_write_tokens,
+          unpriced_tokens = d.unpriced_tokens + excluded.unpriced_tokens
       )
       select 'rollup' as "row", up.squad_id::text as "ref", up.period, up.scope, up.scope_key as "key", up."costCents", up."inputTokens",
              up."cachedInputTokens", up."outputTokens", up."subscriptionTokens", up.events, up."cacheWriteTokens", up."unpricedTokens",
@@ -290,20 +353,18 @@ export class PgCostRepository implements CostRepository {
   }
 
   async dailyTotals(squadId: string, from: Date, until: Date): Promise<Array<{ day: string } & CostTotals>> {
-    // An index-only range scan of cost_events_window, like windowSpend; days are UTC days.
+    const span = daySpan(squadId, from, until)
+    if (!span) return []
     const { rows } = await sql<Record<string, unknown>>`
-      select to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD') as "day", ${totalsSelect} from cost_events
-       where squad_id = ${squadId} and occurred_at >= ${from} and occurred_at < ${until}
-       group by 1 order by 1`.execute(this.db())
+      select to_char(s.day::timestamp, 'YYYY-MM-DD') as "day", ${spanTotals} from (${span}) s group by s.day order by s.day`.execute(this.db())
     return rows.map((r) => ({ day: String(r.day), ...totalsFrom(r) }))
   }
 
   async modelTotals(squadId: string, from: Date, until: Date): Promise<Array<{ provider: string; model: string; billingType: BillingType } & CostTotals>> {
-    // The same range as dailyTotals; the model is read from the rows (no rollup keeps it).
+    const span = daySpan(squadId, from, until)
+    if (!span) return []
     const { rows } = await sql<Record<string, unknown>>`
-      select provider, model, billing_type as "billingType", ${totalsSelect} from cost_events
-       where squad_id = ${squadId} and occurred_at >= ${from} and occurred_at < ${until}
-       group by provider, model, billing_type`.execute(this.db())
+      select provider, model, billing_type as "billingType", ${spanTotals} from (${span}) s group by provider, model, billing_type`.execute(this.db())
     return rows.map((r) => ({ provider: String(r.provider), model: String(r.model), billingType: r.billingType as BillingType, ...totalsFrom(r) }))
   }
 }
