@@ -7,7 +7,7 @@ import type { HealthReport } from '../services/foundation/health.js'
 import type { SlawMetrics } from './metrics.js'
 import { authPlugin } from './auth.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js'
-import { validatorCompiler } from './validation.js'
+import { validatorCompiler, warmValidators } from './validation.js'
 import { lazySerializerFactory } from './serialization.js'
 import { installJsonBodyParser } from './json-body.js'
 import { openapiDocument } from './openapi-document.js'
@@ -119,6 +119,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   })
   app.addHook('onRoute', openapi.collect)
+  // Ajv's one-time cost off the first request: a moment after listening, once the first health
+  // checks are answered (validation.ts).
+  app.addHook('onListen', (done) => {
+    setTimeout(warmValidators, 250).unref()
+    done()
+  })
   await app.register(authPlugin, { ...(opts.tower ? { tower: opts.tower } : {}) })
   await app.register(healthRoutes, { state: opts.state, ...(opts.health ? { check: opts.health } : {}) })
   await app.register(openapiRoutes, { document: openapi.document })
