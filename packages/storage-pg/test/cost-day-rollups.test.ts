@@ -13,7 +13,7 @@ import { freshDatabase, testDatabaseUrl } from '../../core/test/helpers/backends
 
 type Db = KyselyStorage['db']
 
-const backfill = (migrations['0015-cost-day-rollups'] as { statements: string[] }).statements.find((s) => s.trimStart().startsWith('insert'))!
+const backfill = (migrations['0015-cost-day-rollups'] as unknown as { statements: string[] }).statements.find((s) => s.trimStart().startsWith('insert'))!
 
 const rollupRows = async (db: Db) =>
   (
@@ -24,7 +24,7 @@ const rollupRows = async (db: Db) =>
 
 /** Events over two months for two squads: several models, both billing types, unpriced ones, times next to midnight. */
 async function record(t: Test, s: Storage): Promise<number> {
-  const squads = []
+  const squads: Array<{ squadId: string; agentId: string }> = []
   for (const slug of ['one', 'two']) {
     const squad = await s.squads.insert({ id: uuidv7(), name: slug, slug: `${slug}-${uuidv7().slice(-6)}`, issuePrefix: slug.toUpperCase() })
     const agent = await s.agents.insert({ id: uuidv7(), squadId: squad.id, name: 'a', role: 'general', title: null, adapterType: 'process', reportsToAgentId: null, prompt: null, desiredSkills: [] })

@@ -1,4 +1,5 @@
 import type { FeedEvent, Storage } from '../contracts/storage.js'
+import type { CostTotals } from '../contracts/governance.js'
 import type { OutboxEntry } from '../records/activity.js'
 import { UniqueViolation, compareEventCursors, isEventCursor } from '../contracts/storage.js'
 import { uuidv7 } from '../services/foundation/ids.js'
@@ -465,17 +466,7 @@ export function storageContract(t: ContractTest, make: MakeStorage, options: Sto
       t.equal(await s.costs.recordUnbudgeted([event('2026-11-05T19:00:00Z', 'gpt', 'metered_api', 1000)]), null, 'refused: the squad has a budget')
       await s.squads.update(a.id, { budgetMonthlyCents: null })
     }
-    const day = (d: { day: string } & Record<string, unknown>) => [
-      d.day,
-      d.costCents,
-      d.events,
-      d.inputTokens,
-      d.cachedInputTokens,
-      d.cacheWriteTokens,
-      d.outputTokens,
-      d.subscriptionTokens,
-      d.unpricedTokens,
-    ]
+    const day = (d: { day: string } & CostTotals) => [d.day, d.costCents, d.events, d.inputTokens, d.cachedInputTokens, d.cacheWriteTokens, d.outputTokens, d.subscriptionTokens, d.unpricedTokens]
     const model = (m: { provider: string; model: string; billingType: string; costCents: number; events: number; subscriptionTokens: number; unpricedTokens: number }) => [
       m.provider,
       m.model,
