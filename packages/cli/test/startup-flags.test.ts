@@ -26,8 +26,9 @@ const newSpaceMb = (nodeFlags: string[], headroom?: string) =>
     }),
   )
 
-t.test("by default, once serving, new space grows as V8's own (up to 16 MB per semi-space)", async (t) => {
-  t.equal(newSpaceMb([]), 32)
+t.test("by default, once serving, new space grows as V8's own, past the low cap (V8's maximum differs by Node version)", async (t) => {
+  const mb = newSpaceMb([])
+  t.ok(mb > 16, `new space ${mb} MB`)
 })
 
 t.test('SVC_GC_HEADROOM=low: new space grows under load up to 8 MB per semi-space, not 16', async (t) => {
