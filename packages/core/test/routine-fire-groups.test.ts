@@ -1,11 +1,10 @@
 import { createHmac } from 'node:crypto'
 import t from 'tap'
-import { createInstance, type SlawInstance } from '@slaw/core'
-import { pgStorage } from '@slaw/storage-pg'
-import { backends, freshDatabase } from './helpers/backends.js'
+import type { SlawInstance } from '@slaw/core'
+import { backends } from './helpers/backends.js'
 import { isError } from './helpers/fixtures.js'
-import { eachBackend, makeApi, operatorToken, testAdapters, testMasterKey } from './helpers/instance.js'
-import { addTrigger, fire, routineWithAssignee, runsOf } from './helpers/routines.js'
+import { eachBackend, makeApi } from './helpers/instance.js'
+import { addTrigger, fire, routineWithAssignee, runsOf, twoPgNodes } from './helpers/routines.js'
 
 // Public fires submitted at the same moment commit in groups (docs/routines.md, "Firing in
 // groups"). These fires are made through the service in one event-loop turn, so they land in one
@@ -323,25 +322,7 @@ eachBackend(
 
 const pg = backends.find((b) => b.name === 'postgres')!
 t.test('fire groups: two nodes firing one trigger at once keep exactly-once and the concurrency policy', pg.skip ? { skip: pg.skip } : {}, async (t) => {
-  const db = await freshDatabase()
-  const nodes: SlawInstance[] = []
-  for (let i = 0; i < 2; i++) {
-    nodes.push(
-      await createInstance({
-        storage: pgStorage({ url: db.url, max: 4 }),
-        operatorKey: operatorToken,
-        masterKey: testMasterKey,
-        adapters: testAdapters,
-        logger: false,
-        jobs: false,
-        now: () => clock.now,
-      }),
-    )
-  }
-  t.teardown(async () => {
-    for (const n of nodes) await n.close()
-    await db.dispose()
-  })
+  const nodes = await twoPgNodes(t, clock)
   const api = await makeApi(nodes[0]!, 'postgres')
   const { routine } = await routineWithAssignee(api)
   const hook = await addTrigger(api, routine.id, { kind: 'webhook', signingMode: 'vcs_hmac' })

@@ -1,9 +1,7 @@
 import t from 'tap'
-import { createInstance, type SlawInstance } from '@slaw/core'
-import { pgStorage } from '@slaw/storage-pg'
-import { backends, freshDatabase, testDatabaseUrl } from './helpers/backends.js'
-import { makeApi, operatorToken, testAdapters, testMasterKey } from './helpers/instance.js'
-import { drain, runsOf, scheduled } from './helpers/routines.js'
+import { backends, testDatabaseUrl } from './helpers/backends.js'
+import { makeApi } from './helpers/instance.js'
+import { drain, runsOf, scheduled, twoPgNodes } from './helpers/routines.js'
 
 /** The test clock: schedules are computed and claimed against it, so no test waits for real time. */
 const clock = { now: new Date('2030-03-04T10:00:30Z') }
@@ -11,25 +9,7 @@ const at = (iso: string) => new Date(iso)
 
 const pg = backends.find((b) => b.name === 'postgres')!
 t.test('schedules: two nodes on one PostgreSQL database fire each due time once', pg.skip ? { skip: pg.skip } : {}, async (t) => {
-  const db = await freshDatabase()
-  const nodes: SlawInstance[] = []
-  for (let i = 0; i < 2; i++) {
-    nodes.push(
-      await createInstance({
-        storage: pgStorage({ url: db.url, max: 4 }),
-        operatorKey: operatorToken,
-        masterKey: testMasterKey,
-        adapters: testAdapters,
-        logger: false,
-        jobs: false,
-        now: () => clock.now,
-      }),
-    )
-  }
-  t.teardown(async () => {
-    for (const n of nodes) await n.close()
-    await db.dispose()
-  })
+  const nodes = await twoPgNodes(t, clock)
   clock.now = at('2030-03-04T10:00:30Z')
   const api = await makeApi(nodes[0]!, 'postgres')
   const { squadId } = await api.seed()

@@ -1,5 +1,8 @@
-import type { SlawInstance } from '@slaw/core'
-import type { TestApi } from './instance.js'
+import type { Test } from 'tap'
+import { createInstance, type SlawInstance } from '@slaw/core'
+import { pgStorage } from '@slaw/storage-pg'
+import { freshDatabase } from './backends.js'
+import { operatorToken, testAdapters, testMasterKey, type TestApi } from './instance.js'
 
 /** Runs the queued routine jobs on this node, the way the job runner would; returns how many runs they held. */
 export async function drain(instance: SlawInstance, worker = 'test-worker'): Promise<number> {
@@ -47,4 +50,31 @@ export async function addTrigger(api: TestApi, routineId: string, body: Record<s
 /** POSTs a raw body to a public fire URL, with no API key. */
 export function fire(api: TestApi, url: string, body: string, headers: Record<string, string> = {}) {
   return api.call('POST', url, body, null, { 'content-type': 'application/json', ...headers })
+}
+
+/**
+ * Two instances (nodes) on one fresh PostgreSQL database, on the test clock, without job runners:
+ * the tests drive jobs themselves. Closed and dropped at the test's end.
+ */
+export async function twoPgNodes(t: Test, clock: { now: Date }): Promise<SlawInstance[]> {
+  const db = await freshDatabase()
+  const nodes: SlawInstance[] = []
+  for (let i = 0; i < 2; i++) {
+    nodes.push(
+      await createInstance({
+        storage: pgStorage({ url: db.url, max: 4 }),
+        operatorKey: operatorToken,
+        masterKey: testMasterKey,
+        adapters: testAdapters,
+        logger: false,
+        jobs: false,
+        now: () => clock.now,
+      }),
+    )
+  }
+  t.teardown(async () => {
+    for (const n of nodes) await n.close()
+    await db.dispose()
+  })
+  return nodes
 }
