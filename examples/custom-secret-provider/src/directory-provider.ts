@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { access, constants, mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
 // Only the public entry points of slaw: the contract and its error.
-import { SecretProviderError, type SecretProvider } from '@slaw/core'
+import { SecretProviderError, type SecretProvider } from '@slaw/core/secret-provider'
 
 export interface DirectorySecretProviderOptions {
   /** The directory used when a provider configuration names none. */

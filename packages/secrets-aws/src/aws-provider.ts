@@ -1,6 +1,6 @@
 import type { SecretsManagerClient, SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager'
-import type { SecretProvider } from '@slaw/core'
-import { SecretProviderError, endpointAllowed, endpointOrigin, parseEndpointAllowList, providerConfigError, readProviderConfig } from '@slaw/core'
+import type { SecretProvider } from '@slaw/core/secret-provider'
+import { SecretProviderError, endpointAllowed, endpointOrigin, parseEndpointAllowList, providerConfigError, readProviderConfig } from '@slaw/core/secret-provider'
 import { formatRef, parseRef } from './refs.js'
 
 export interface AwsSecretsManagerProviderOptions {

@@ -1,4 +1,4 @@
-import { SecretProviderError } from '@slaw/core'
+import { SecretProviderError } from '@slaw/core/secret-provider'
 
 /** A reference to a Secrets Manager secret: its ARN or name, maybe a version, maybe one key of a JSON value. */
 export interface AwsRef {

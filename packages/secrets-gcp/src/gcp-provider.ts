@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { SecretManagerServiceClient } from '@google-cloud/secret-manager'
-import type { SecretProvider } from '@slaw/core'
-import { SecretProviderError, endpointAllowed, parseEndpointAllowList, providerConfigError, readProviderConfig } from '@slaw/core'
+import type { SecretProvider } from '@slaw/core/secret-provider'
+import { SecretProviderError, endpointAllowed, parseEndpointAllowList, providerConfigError, readProviderConfig } from '@slaw/core/secret-provider'
 
 type ClientOptions = NonNullable<ConstructorParameters<typeof SecretManagerServiceClient>[0]>
 

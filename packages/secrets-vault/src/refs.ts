@@ -1,4 +1,4 @@
-import { SecretProviderError } from '@slaw/core'
+import { SecretProviderError } from '@slaw/core/secret-provider'
 
 /** A reference to a KV v2 secret under the configured mount: its path, maybe one version, maybe one field. */
 export interface VaultRef {

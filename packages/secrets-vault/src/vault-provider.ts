@@ -1,5 +1,5 @@
-import type { SecretProvider } from '@slaw/core'
-import { SecretProviderError, endpointAllowed, endpointOrigin, parseEndpointAllowList, providerConfigError, readProviderConfig } from '@slaw/core'
+import type { SecretProvider } from '@slaw/core/secret-provider'
+import { SecretProviderError, endpointAllowed, endpointOrigin, parseEndpointAllowList, providerConfigError, readProviderConfig } from '@slaw/core/secret-provider'
 import { parseRef, formatRef, type VaultRef } from './refs.js'
 
 /** Where a provider gets its Vault token: a string, or a function asked before every call (renewal). */
@@ -103,7 +103,7 @@ export function vaultProvider(options: VaultProviderOptions = {}): SecretProvide
     } catch (error) {
       throw networkError(error, what, cfg)
     }
-    let json: any = undefined
+    let json: any
     try {
       json = text ? JSON.parse(text) : undefined
     } catch {

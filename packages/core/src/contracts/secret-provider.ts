@@ -48,4 +48,19 @@ export class SecretProviderError extends Error {
     super(message, options)
     this.name = 'SecretProviderError'
   }
+
+  /**
+   * `instanceof` holds across copies of @slaw/core: the bundled `slaw` command carries its own
+   * core, and a provider plugin installed next to it throws its core's class. A subclass keeps
+   * the usual prototype check.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: the class `instanceof` asks about, maybe a subclass
+    const asked: unknown = this
+    if (Function.prototype[Symbol.hasInstance].call(asked, value)) return true
+    return asked === SecretProviderError && typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[providerErrorBrand] === true
+  }
 }
+
+const providerErrorBrand = Symbol.for('slaw.SecretProviderError')
+Object.defineProperty(SecretProviderError.prototype, providerErrorBrand, { value: true })
