@@ -2,6 +2,7 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { defineConfig } from 'tsup'
+import { escapeBeyondLatin1 } from './scripts/latin1.mjs'
 
 const pkg = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as {
   exports: Record<string, { 'slaw-source': string }>
@@ -31,11 +32,8 @@ export default defineConfig({
 })
 
 /**
- * V8 keeps a script's source for as long as the module lives, in one byte per character only when
- * every character is Latin-1: one arrow in a comment made core's 650 kB index twice that in every
- * process's heap (docs/startup-and-memory.md). esbuild escapes strings already; what it keeps of
- * comments and regular expressions it does not, so any character above U+00FF left in the output
- * is written as a \u escape, which reads the same there (and in any string).
+ * Every built file holds Latin-1 characters only (scripts/latin1.mjs says why): esbuild escapes
+ * strings already; what it keeps of comments and regular expressions it does not.
  */
 function latin1Output(dir: string): void {
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
@@ -43,7 +41,7 @@ function latin1Output(dir: string): void {
     // (dist/app is the console's browser build, Vite's, not tsup's.)
     if (!entry.isFile() || !/\.c?js$/.test(entry.name) || file.startsWith(join(dir, 'app'))) continue
     const text = readFileSync(file, 'utf8')
-    const escaped = text.replace(/[\u0100-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    const escaped = escapeBeyondLatin1(text)
     if (escaped !== text) writeFileSync(file, escaped)
   }
 }

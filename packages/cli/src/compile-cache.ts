@@ -26,4 +26,8 @@ export function flushCompileCache(): void {
   } catch {
     // as above
   }
+  // The bundled command's own cache (bundled-program.ts), which lives in the executable's copy of
+  // this package: a global is what reaches it from the bundle.
+  const hooks = globalThis as Record<symbol, (() => void) | undefined>
+  hooks[Symbol.for('slaw.writeCodeCache')]?.()
 }
