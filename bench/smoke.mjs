@@ -39,6 +39,7 @@ const known = {
   'soak.mjs': { pg: true },
   'events.mjs': { pg: true },
   'console.mjs': {}, // needs /usr/bin/chromium for its timings; without it, only the bundle size
+  'subscribers.mjs': {},
 }
 // Imported or started by the scripts above, not benchmarks themselves (as is any `*-node.mjs`).
 const helpers = new Set(['smoke.mjs', 'lib.mjs', 'seed.mjs', 'bare-server.mjs'])
