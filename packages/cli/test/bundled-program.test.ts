@@ -2,14 +2,16 @@ import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { watchStart } from './helpers/listening.js'
 
 // The built command: dist/bin.cjs runs dist/slaw.bundle.cjs with a V8 code cache
 // (src/bundled-program.ts). `npm install` builds it (the root's prepare script).
-const bin = fileURLToPath(new URL('../dist/bin.cjs', import.meta.url))
-const bundle = fileURLToPath(new URL('../dist/slaw.bundle.cjs', import.meta.url))
+// (`npm test` runs this file from a compiled mirror under .test-build/, which holds no dist/.)
+const dist = fileURLToPath(new URL('../dist/', import.meta.url)).replace(`${sep}.test-build${sep}`, sep)
+const bin = join(dist, 'bin.cjs')
+const bundle = join(dist, 'slaw.bundle.cjs')
 
 async function start(t: Test, env: Record<string, string>) {
   const child = spawn(process.execPath, [bin, 'start', '--port', '0'], {
