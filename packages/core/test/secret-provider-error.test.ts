@@ -5,7 +5,7 @@ import * as providerKit from '@slaw/core/secret-provider'
 // The bundled `slaw` command carries its own core; a provider plugin installed next to it throws
 // the SecretProviderError of its own copy. slaw must still recognise it.
 t.test('a SecretProviderError from another copy of core is one', async (t) => {
-  const url = new URL('../src/contracts/secret-provider.ts', import.meta.url)
+  const url = new URL('../src/contracts/secret-provider.js', import.meta.url)
   const other = (await import(`${url.href}?copy=2`)) as typeof import('../src/contracts/secret-provider.js')
   t.not(other.SecretProviderError, SecretProviderError, 'a second copy of the module, with its own class')
   const foreign = new other.SecretProviderError('not_found', 'no such secret')
