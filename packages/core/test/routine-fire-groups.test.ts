@@ -263,6 +263,40 @@ eachBackend(
 
 eachBackend(
   t,
+  "fire groups: the assignee read with the locks is the routine's, not the one cached with the trigger",
+  async (t, api) => {
+    const { routine, squadId, agentId } = await routineWithAssignee(api)
+    const hook = await addTrigger(api, routine.id, { kind: 'api' })
+    const auth = { authorization: `Bearer ${hook.secret}` }
+    // Warm: the trigger is cached with the routine's first assignee.
+    t.equal((await fire(api, hook.trigger.fireUrl, '{}', auth)).status, 201)
+    const bob = (await api.call('POST', `/api/squads/${squadId}/agents`, { name: 'bob', role: 'software_engineer', adapterType: 'process' })).body.agent
+    t.equal((await api.call('PATCH', `/api/routines/${routine.id}`, { assigneeAgentId: bob.id })).status, 200)
+    const { result, transactions } = await countTransactions(api.instance, () =>
+      burst(
+        api.instance,
+        hook.trigger.fireUrl,
+        Array.from({ length: 3 }, () => ({ body: '{}', headers: auth })),
+      ),
+    )
+    t.ok(transactions <= 4, `committed in groups (${transactions} transactions)`)
+    const issues = await Promise.all(fulfilled(result).map((a) => api.instance.storage.issues.get(a!.run.issueId!)))
+    t.same(
+      issues.map((i) => i?.assigneeAgentId),
+      [bob.id, bob.id, bob.id],
+      'each issue goes to the new assignee',
+    )
+    // The new assignee terminated: its issues are refused, whichever agent the cache names.
+    t.equal((await api.call('POST', `/api/agents/${bob.id}/terminate`)).status, 200)
+    const refused = await burst(api.instance, hook.trigger.fireUrl, [{ body: '{}', headers: auth }])
+    t.equal(refused[0]!.status, 'rejected', 'refused')
+    t.not(agentId, bob.id)
+  },
+  opts,
+)
+
+eachBackend(
+  t,
   'fire groups: a key another transaction stores meanwhile makes the group commit fire by fire',
   async (t, api) => {
     if (api.backend !== 'postgres') {

@@ -56,8 +56,11 @@ export interface RoutineRepository {
 
   insertTrigger(trigger: NewRoutineTrigger): Promise<RoutineTrigger>
   getTrigger(id: string): Promise<RoutineTrigger | undefined>
-  /** The trigger of a public URL, with its routine's concurrency policy (to pick the lock a fire takes). */
-  getTriggerByPublicId(publicId: string): Promise<{ trigger: RoutineTrigger; concurrencyPolicy: ConcurrencyPolicy } | undefined>
+  /**
+   * The trigger of a public URL, with its routine's concurrency policy (to pick the lock a fire
+   * takes) and assignee (read with the lock, so a fire's issue need not read it after).
+   */
+  getTriggerByPublicId(publicId: string): Promise<{ trigger: RoutineTrigger; concurrencyPolicy: ConcurrencyPolicy; assigneeAgentId: string | null } | undefined>
   listTriggers(routineId: string): Promise<RoutineTrigger[]>
   updateTrigger(id: string, patch: RoutineTriggerPatch): Promise<RoutineTrigger | undefined>
   deleteTrigger(id: string): Promise<boolean>

@@ -105,17 +105,17 @@ export class PgRoutineRepository implements RoutineRepository {
     return this.db().selectFrom('routineTriggers').selectAll().where('id', '=', id).executeTakeFirst()
   }
 
-  async getTriggerByPublicId(publicId: string): Promise<{ trigger: RoutineTrigger; concurrencyPolicy: Routine['concurrencyPolicy'] } | undefined> {
+  async getTriggerByPublicId(publicId: string): Promise<{ trigger: RoutineTrigger; concurrencyPolicy: Routine['concurrencyPolicy']; assigneeAgentId: string | null } | undefined> {
     const row = await this.db()
       .selectFrom('routineTriggers as t')
       .innerJoin('routines as r', 'r.id', 't.routineId')
       .selectAll('t')
-      .select('r.concurrencyPolicy as routineConcurrencyPolicy')
+      .select(['r.concurrencyPolicy as routineConcurrencyPolicy', 'r.assigneeAgentId as routineAssigneeAgentId'])
       .where('t.publicId', '=', publicId)
       .executeTakeFirst()
     if (!row) return undefined
-    const { routineConcurrencyPolicy, ...t } = row
-    return { trigger: t, concurrencyPolicy: routineConcurrencyPolicy }
+    const { routineConcurrencyPolicy, routineAssigneeAgentId, ...t } = row
+    return { trigger: t, concurrencyPolicy: routineConcurrencyPolicy, assigneeAgentId: routineAssigneeAgentId }
   }
 
   async listTriggers(routineId: string): Promise<RoutineTrigger[]> {

@@ -1,7 +1,7 @@
 import { SlawError, invalid, notFound } from '../../errors.js'
 import type { ConcurrencyPolicy, NewRoutineRun, Routine, RoutineRun, RoutineTrigger } from '../../contracts/routines.js'
 import type { StorageSession } from '../../contracts/storage.js'
-import type { Squad } from '../../records.js'
+import type { Agent, Squad } from '../../records.js'
 import { recordActivities } from '../audit/activity-recorder.js'
 import { systemActor, type Actor } from '../foundation/actor.js'
 import type { ServiceContext } from '../foundation/context.js'
@@ -26,6 +26,8 @@ export interface PreparedFire {
   trigger: RoutineTrigger
   /** The routine's policy as read with the trigger: it picks the lock (shared for always_enqueue). */
   concurrencyPolicy: ConcurrencyPolicy
+  /** The routine's assignee as read with the trigger: only a hint of which agent to read with the locks. */
+  assigneeAgentId: string | null
   /** The trigger came from this node's cache: a mismatch under the lock starts the fire over. */
   cached: boolean
   payload: Record<string, unknown>
@@ -130,7 +132,7 @@ export class PublicFires {
       throw invalid(replayKey === null && header('idempotency-key') !== undefined ? '/headers/idempotency-key' : '/idempotencyKey', 'must be 1 to 255 characters')
     }
     const variables = payload.variables && typeof payload.variables === 'object' && !Array.isArray(payload.variables) ? (payload.variables as Record<string, unknown>) : undefined
-    return { trigger: target.trigger, concurrencyPolicy: target.concurrencyPolicy, cached, payload, variables, idempotencyKey: idempotencyKey ?? null }
+    return { trigger: target.trigger, concurrencyPolicy: target.concurrencyPolicy, assigneeAgentId: target.assigneeAgentId, cached, payload, variables, idempotencyKey: idempotencyKey ?? null }
   }
 
   /**
@@ -142,7 +144,8 @@ export class PublicFires {
    */
   private async commit(tx: StorageSession, fires: PreparedFire[]): Promise<Array<PromiseSettledResult<Fired>>> {
     // One pipeline, one round trip: each routine's lock in id order (exclusive when its policy asks
-    // "is a run active?"), then the reads made under them. Statements on a transaction's connection
+    // "is a run active?"), then the reads made under them, the assignees (as the trigger was read
+    // with its routine) included: their issues check them. Statements on a transaction's connection
     // run in the order sent, each with a snapshot taken when it starts: the reads see every write
     // committed before the locks were granted.
     const routineIds = unique(fires.map((f) => f.trigger.routineId)).sort()
@@ -150,10 +153,12 @@ export class PublicFires {
     const triggerIds = unique(fires.map((f) => f.trigger.id))
     const squadIds = unique(fires.map((f) => f.trigger.squadId))
     const activeIds = routineIds.filter((id) => exclusive.has(id))
+    const assigneeIds = unique(fires.flatMap((f) => (f.assigneeAgentId === null ? [] : [f.assigneeAgentId])))
     const locks = routineIds.map((id) => tx.routines.get(id, exclusive.has(id) ? { forUpdate: true } : { forShare: true }))
     const triggerReads = triggerIds.map((id) => tx.routines.getTrigger(id))
     const squadReads = squadIds.map((id) => tx.squads.get(id))
     const activeReads = activeIds.map((id) => tx.routines.activeRun(id))
+    const assigneeReads = assigneeIds.map((id) => tx.agents.get(id))
     const keyedReads = routineIds.map((id) => tx.routines.runsByIdempotencyKeys(id, unique(fires.flatMap((f) => (f.trigger.routineId === id && f.idempotencyKey !== null ? [f.idempotencyKey] : [])))))
     const [routineRows, triggerRows, , activeRows, keyedRows] = await Promise.all([
       Promise.all(locks),
@@ -161,11 +166,15 @@ export class PublicFires {
       Promise.all(squadReads),
       Promise.all(activeReads),
       Promise.all(keyedReads),
+      Promise.all(assigneeReads),
     ])
     const routines = new Map(routineIds.map((id, i) => [id, routineRows[i]]))
     const triggers = new Map(triggerIds.map((id, i) => [id, triggerRows[i]]))
     const squads = new Map(squadIds.map((id, i) => [id, squadReads[i]!]))
     const readSquad = (id: string): Promise<Squad | undefined> => squads.get(id) ?? tx.squads.get(id)
+    // A routine whose assignee changed since its trigger was read: that agent is read now.
+    const assignees = new Map(assigneeIds.map((id, i) => [id, assigneeReads[i]!]))
+    const readAgent = (id: string): Promise<Agent | undefined> => assignees.get(id) ?? tx.agents.get(id)
     /** The active run of each exclusively locked routine, as the group's fires change it. */
     const active = new Map(activeIds.map((id, i) => [id, activeRows[i]?.id ?? null]))
     const stored = new Map(keyedRows.flat().map((r) => [keyOf(r.routineId, r.idempotencyKey!), r]))
@@ -197,6 +206,7 @@ export class PublicFires {
       const made = await this.issues.createMany(
         creating.map((r) => r.issue!),
         readSquad,
+        readAgent,
       )
       for (const [k, r] of creating.entries()) {
         const m = made[k]!

@@ -4,6 +4,8 @@ export interface FireTarget {
   trigger: RoutineTrigger
   /** The routine's policy when the trigger was read: it picks the lock a fire takes. */
   concurrencyPolicy: ConcurrencyPolicy
+  /** The routine's assignee when the trigger was read: a group reads that agent with its locks. */
+  assigneeAgentId: string | null
 }
 
 /**

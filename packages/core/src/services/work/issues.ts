@@ -192,18 +192,22 @@ export class IssueService {
   /**
    * Creates many issues in one transaction (the caller's, when it has one: a group of routine
    * fires): one settled result per item, in order, a refusal failing only its item. `readSquad`
-   * serves squads the caller read already; each other squad is read once.
+   * and `readAgent` serve squads and assignees the caller read already; each other squad and
+   * assignee is read once.
    */
   async createMany(
     items: Array<{ actor: Actor; squadId: string; input: CreateIssueInput; opts?: { wake?: AssignmentWake } }>,
     readSquad?: (id: string) => Promise<Squad | undefined>,
+    readAgent?: (id: string) => Promise<Agent | undefined>,
   ): Promise<Array<PromiseSettledResult<IssueDetail>>> {
     let wakes = 0
     const results = await this.ctx.storage.transaction(async (tx) => {
       // Each squad is read once for the batch; refusals are per create.
       const squads = new Map<string, Promise<Squad | undefined>>()
       const read = readSquad ?? ((id: string) => squads.get(id) ?? squads.set(id, tx.squads.get(id)).get(id)!)
-      const checked = await Promise.allSettled(items.map((it) => this.checkCreate(tx, it.actor, it.squadId, it.input, () => read(it.squadId))))
+      const agents = new Map<string, Promise<Agent | undefined>>()
+      const agentOf = readAgent ?? ((id: string) => agents.get(id) ?? agents.set(id, tx.agents.get(id)).get(id)!)
+      const checked = await Promise.allSettled(items.map((it) => this.checkCreate(tx, it.actor, it.squadId, it.input, () => read(it.squadId), agentOf)))
       const ok = items.flatMap((it, i) => {
         const c = checked[i]!
         return c.status === 'fulfilled' ? [{ index: i, actor: it.actor, input: it.input, fields: c.value, opts: it.opts ?? {} }] : []
@@ -218,13 +222,20 @@ export class IssueService {
   }
 
   /** Everything a create checks before writing: reads only, no locks. */
-  private async checkCreate(tx: StorageSession, actor: Actor, squadId: string, input: CreateIssueInput, readSquad: () => Promise<Squad | undefined>): Promise<NewCreatedIssue> {
+  private async checkCreate(
+    tx: StorageSession,
+    actor: Actor,
+    squadId: string,
+    input: CreateIssueInput,
+    readSquad: () => Promise<Squad | undefined>,
+    readAgent?: (id: string) => Promise<Agent | undefined>,
+  ): Promise<NewCreatedIssue> {
     await this.squads.writableRow(actor, squadId, readSquad)
     const title = input.title.trim()
     if (!title) throw invalid('/title', 'title must not be blank')
     const status = input.status ?? 'todo'
     if (status === 'in_progress') throw invalid('/status', 'an issue moves to in_progress by checkout, not on create')
-    await this.checkRefs(tx, squadId, input, null)
+    await this.checkRefs(tx, squadId, input, null, readAgent)
     return {
       id: uuidv7(),
       squadId,
@@ -300,9 +311,9 @@ export class IssueService {
   }
 
   /** Validates ids an issue points at: all must live in the same squad. */
-  private async checkRefs(tx: StorageSession, squadId: string, input: CreateIssueInput | UpdateIssueInput, selfId: string | null): Promise<void> {
+  private async checkRefs(tx: StorageSession, squadId: string, input: CreateIssueInput | UpdateIssueInput, selfId: string | null, readAgent = (id: string) => tx.agents.get(id)): Promise<void> {
     if (input.assigneeAgentId) {
-      const found = isUuid(input.assigneeAgentId) ? await tx.agents.get(input.assigneeAgentId) : undefined
+      const found = isUuid(input.assigneeAgentId) ? await readAgent(input.assigneeAgentId) : undefined
       const agent = inSquad(found, squadId, '/assigneeAgentId', 'assigneeAgentId must be an agent of this squad')
       if (agent.status === 'terminated') throw invalid('/assigneeAgentId', 'a terminated agent cannot be assigned')
     }
