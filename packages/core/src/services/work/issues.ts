@@ -202,11 +202,9 @@ export class IssueService {
   ): Promise<Array<PromiseSettledResult<IssueDetail>>> {
     let wakes = 0
     const results = await this.ctx.storage.transaction(async (tx) => {
-      // Each squad is read once for the batch; refusals are per create.
-      const squads = new Map<string, Promise<Squad | undefined>>()
-      const read = readSquad ?? ((id: string) => squads.get(id) ?? squads.set(id, tx.squads.get(id)).get(id)!)
-      const agents = new Map<string, Promise<Agent | undefined>>()
-      const agentOf = readAgent ?? ((id: string) => agents.get(id) ?? agents.set(id, tx.agents.get(id)).get(id)!)
+      // Each squad and assignee is read once for the batch; refusals are per create.
+      const read = readSquad ?? readingOnce((id) => tx.squads.get(id))
+      const agentOf = readAgent ?? readingOnce((id) => tx.agents.get(id))
       const checked = await Promise.allSettled(items.map((it) => this.checkCreate(tx, it.actor, it.squadId, it.input, () => read(it.squadId), agentOf)))
       const ok = items.flatMap((it, i) => {
         const c = checked[i]!
@@ -449,4 +447,14 @@ export function author(actor: Actor): { authorType: 'agent' | 'user' | 'system';
 
 function unique<T>(xs: T[]): T[] {
   return [...new Set(xs)]
+}
+
+/** `read`, asked once per id: later calls for an id share its first answer. */
+function readingOnce<T>(read: (id: string) => Promise<T>): (id: string) => Promise<T> {
+  const answers = new Map<string, Promise<T>>()
+  return (id) => {
+    let answer = answers.get(id)
+    if (!answer) answers.set(id, (answer = read(id)))
+    return answer
+  }
 }
