@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { debuglog } from 'node:util'
 import { Script } from 'node:vm'
+import { writeCodeCacheHook } from './compile-cache.js'
 
 /**
  * The built `slaw` command is one bundled file (scripts/bundle.mjs) run with a V8 code cache: a
@@ -24,8 +25,6 @@ const bundleFileName = 'slaw.bundle.cjs'
 const bundleIdMarker = '//# slawBundleId='
 
 const debug = debuglog('slaw')
-/** Set while a cache is wanted; compile-cache.ts calls it once the server serves. */
-const writeCodeCacheHook = Symbol.for('slaw.writeCodeCache')
 
 type Wrapper = (exports: object, require: NodeJS.Require, module: object, filename: string, dirname: string) => void
 

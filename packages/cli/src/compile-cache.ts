@@ -29,5 +29,8 @@ export function flushCompileCache(): void {
   // The bundled command's own cache (bundled-program.ts), which lives in the executable's copy of
   // this package: a global is what reaches it from the bundle.
   const hooks = globalThis as Record<symbol, (() => void) | undefined>
-  hooks[Symbol.for('slaw.writeCodeCache')]?.()
+  hooks[writeCodeCacheHook]?.()
 }
+
+/** Set by the executable while it wants its bundle's code cache written (bundled-program.ts). */
+export const writeCodeCacheHook = Symbol.for('slaw.writeCodeCache')
